@@ -1,0 +1,535 @@
+//! Analysis: pure functions over a [`Profile`] and a [`TimeRange`], so the same code serves the
+//! whole run (`TimeRange::ALL`) and a selection on the timeline.
+//!
+//! With a range other than `ALL`, an event counts if it touches the range and only the part of
+//! its duration inside the range is added up, so totals equal busy time within the selection.
+
+mod summary;
+
+pub use summary::{SourceReport, SummaryReport, summary_report};
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use crate::model::{CopyKind, EventKind, FlowKind, NO_PARENT, Profile, SummarySection};
+use crate::strings::StrId;
+use crate::time::TimeRange;
+
+/// Call statistics of one group of events.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Stats {
+    /// Number of events.
+    pub calls: u64,
+    /// Summed duration.
+    pub total_ns: i64,
+    /// Mean duration (rounded down).
+    pub avg_ns: i64,
+    /// Shortest.
+    pub min_ns: i64,
+    /// Longest.
+    pub max_ns: i64,
+    /// Median (the mean of the two middle values, rounded down, for an even count).
+    pub median_ns: i64,
+}
+
+impl Stats {
+    /// Statistics of a list of durations (sorted in place).
+    pub fn of(durations: &mut [i64]) -> Self {
+        if durations.is_empty() {
+            return Self::default();
+        }
+        durations.sort_unstable();
+        let n = durations.len();
+        let total_ns: i64 = durations.iter().sum();
+        let median_ns = if n % 2 == 1 {
+            durations[n / 2]
+        } else {
+            (durations[n / 2 - 1] + durations[n / 2]).div_euclid(2)
+        };
+        Self {
+            calls: n as u64,
+            total_ns,
+            avg_ns: total_ns / i64::try_from(n).unwrap_or(i64::MAX),
+            min_ns: durations[0],
+            max_ns: durations[n - 1],
+            median_ns,
+        }
+    }
+}
+
+/// What a GPU-activities row counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivityKind {
+    /// Kernels.
+    Kernel,
+    /// Memory copies.
+    Memcpy,
+    /// Memory sets.
+    Memset,
+}
+
+/// One row of the nvprof-style "GPU activities" table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ActivityRow {
+    /// Kernel name, or `[CUDA memcpy HtoD]` / `[CUDA memset]`.
+    pub name: String,
+    /// What the row counts.
+    pub kind: ActivityKind,
+    /// Call statistics.
+    #[serde(flatten)]
+    pub stats: Stats,
+    /// Share of all GPU activity time, in percent.
+    pub time_pct: f64,
+}
+
+fn overlap_or_all(range: &TimeRange, start_ns: i64, dur_ns: i64) -> Option<i64> {
+    if range.is_all() {
+        return Some(dur_ns);
+    }
+    range
+        .contains_event(start_ns, dur_ns)
+        .then(|| range.overlap_ns(start_ns, dur_ns))
+}
+
+fn pct(part: i64, whole: i64) -> f64 {
+    if whole <= 0 {
+        return 0.0;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let p = part as f64 * 100.0 / whole as f64;
+    p
+}
+
+/// Summed duration of all kernels, copies and sets in the range (nvprof's GPU activities
+/// total; unified-memory transfers are not included).
+pub fn gpu_total_ns(profile: &Profile, range: TimeRange) -> i64 {
+    if let Some(rows) = recorded_activities(profile) {
+        return rows.iter().map(|r| r.stats.total_ns).sum();
+    }
+    let mut total = 0i64;
+    for track in profile.tracks.iter().filter(|t| t.key.is_gpu()) {
+        let ev = &track.events;
+        for i in 0..ev.len() {
+            if ev.kind[i].is_gpu_activity() {
+                if let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) {
+                    total += d;
+                }
+            }
+        }
+    }
+    total
+}
+
+/// The nvprof-style "GPU activities" table: kernels, copies (named by kind) and sets ranked
+/// together by total time. For a profile that is an nvprof summary (no events), the rows are the
+/// file's own.
+pub fn gpu_activities(profile: &Profile, range: TimeRange) -> Vec<ActivityRow> {
+    if let Some(rows) = recorded_activities(profile) {
+        return rows;
+    }
+    #[derive(Hash, PartialEq, Eq)]
+    enum Key {
+        Kernel(StrId),
+        Copy(CopyKind, ActivityKind),
+    }
+    let mut groups: FxHashMap<Key, Vec<i64>> = FxHashMap::default();
+    for track in profile.tracks.iter().filter(|t| t.key.is_gpu()) {
+        let ev = &track.events;
+        for i in 0..ev.len() {
+            let kind = ev.kind[i];
+            if !kind.is_gpu_activity() {
+                continue;
+            }
+            let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) else {
+                continue;
+            };
+            let key = match kind {
+                EventKind::Kernel => Key::Kernel(ev.name[i]),
+                EventKind::Memset => Key::Copy(CopyKind::Memset, ActivityKind::Memset),
+                _ => {
+                    let ck = profile
+                        .copy_info(track, i)
+                        .map_or(CopyKind::Unknown, |c| c.kind);
+                    Key::Copy(ck, ActivityKind::Memcpy)
+                }
+            };
+            groups.entry(key).or_default().push(d);
+        }
+    }
+    let mut rows: Vec<ActivityRow> = groups
+        .into_iter()
+        .map(|(key, mut durations)| {
+            let (name, kind) = match key {
+                Key::Kernel(id) => (profile.str(id).to_string(), ActivityKind::Kernel),
+                Key::Copy(ck, kind) => (ck.activity_name(), kind),
+            };
+            ActivityRow {
+                name,
+                kind,
+                stats: Stats::of(&mut durations),
+                time_pct: 0.0,
+            }
+        })
+        .collect();
+    let total: i64 = rows.iter().map(|r| r.stats.total_ns).sum();
+    for r in &mut rows {
+        r.time_pct = pct(r.stats.total_ns, total);
+    }
+    rows.sort_by(|a, b| {
+        b.stats
+            .total_ns
+            .cmp(&a.stats.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    rows
+}
+
+fn recorded_activities(profile: &Profile) -> Option<Vec<ActivityRow>> {
+    let recorded = profile.recorded_summary.as_ref()?;
+    if profile
+        .tracks
+        .iter()
+        .any(|t| t.key.is_gpu() && !t.events.is_empty())
+    {
+        return None;
+    }
+    Some(
+        recorded
+            .rows
+            .iter()
+            .filter(|r| r.section == SummarySection::GpuActivities)
+            .map(|r| ActivityRow {
+                name: r.name.clone(),
+                kind: if r.name.starts_with("[CUDA memcpy") {
+                    ActivityKind::Memcpy
+                } else if r.name.starts_with("[CUDA memset") {
+                    ActivityKind::Memset
+                } else {
+                    ActivityKind::Kernel
+                },
+                stats: Stats {
+                    calls: r.calls,
+                    total_ns: r.total_ns,
+                    avg_ns: r.avg_ns,
+                    min_ns: r.min_ns,
+                    max_ns: r.max_ns,
+                    median_ns: r.avg_ns,
+                },
+                time_pct: r.time_pct,
+            })
+            .collect(),
+    )
+}
+
+/// One row of the copies table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CopyRow {
+    /// Direction (`HtoD`, `Memset`, `Unified HtoD`).
+    pub kind: String,
+    /// Number of copies.
+    pub calls: u64,
+    /// Bytes moved (copies whose size is unknown count 0).
+    pub bytes: u64,
+    /// Summed duration.
+    pub total_ns: i64,
+    /// Achieved bandwidth in GB/s (10^9 bytes per second), over the summed duration.
+    pub gbps: f64,
+}
+
+/// Copies, sets and unified-memory transfers grouped by kind, with bytes and bandwidth.
+pub fn copies_by_kind(profile: &Profile, range: TimeRange) -> Vec<CopyRow> {
+    let mut groups: FxHashMap<CopyKind, (u64, u64, i64)> = FxHashMap::default();
+    for track in profile.tracks.iter().filter(|t| t.key.is_gpu()) {
+        let ev = &track.events;
+        for i in 0..ev.len() {
+            if !matches!(
+                ev.kind[i],
+                EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory
+            ) {
+                continue;
+            }
+            let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) else {
+                continue;
+            };
+            let info = profile.copy_info(track, i);
+            let kind = match (ev.kind[i], info) {
+                (EventKind::Memset, _) => CopyKind::Memset,
+                (_, Some(c)) => c.kind,
+                (_, None) => CopyKind::Unknown,
+            };
+            let g = groups.entry(kind).or_default();
+            g.0 += 1;
+            g.1 += info.and_then(|c| c.bytes).unwrap_or(0);
+            g.2 += d;
+        }
+    }
+    let mut rows: Vec<CopyRow> = groups
+        .into_iter()
+        .map(|(kind, (calls, bytes, total_ns))| CopyRow {
+            kind: kind.as_str().to_string(),
+            calls,
+            bytes,
+            total_ns,
+            gbps: gbps(bytes, total_ns),
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.kind.cmp(&b.kind))
+    });
+    rows
+}
+
+/// Bytes per nanosecond is GB/s.
+pub fn gbps(bytes: u64, ns: i64) -> f64 {
+    if ns <= 0 {
+        return 0.0;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let v = bytes as f64 / ns as f64;
+    v
+}
+
+/// One row of the API-calls table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ApiRow {
+    /// API function name, without CUPTI's `_v7000` version suffix.
+    pub name: String,
+    /// `runtime` or `driver`.
+    pub kind: EventKind,
+    /// Call statistics.
+    #[serde(flatten)]
+    pub stats: Stats,
+    /// Share of all API time, in percent.
+    pub time_pct: f64,
+}
+
+/// Removes CUPTI's CUDA-version suffix (`cudaLaunchKernel_v7000` → `cudaLaunchKernel`).
+pub fn strip_version_suffix(name: &str) -> &str {
+    if let Some(pos) = name.rfind("_v") {
+        let digits = &name[pos + 2..];
+        if (4..=5).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) {
+            return &name[..pos];
+        }
+    }
+    name
+}
+
+/// CUDA runtime and driver API calls by name.
+pub fn api_calls(profile: &Profile, range: TimeRange) -> Vec<ApiRow> {
+    if profile.event_count() == 0 {
+        if let Some(recorded) = &profile.recorded_summary {
+            return recorded
+                .rows
+                .iter()
+                .filter(|r| r.section == SummarySection::ApiCalls)
+                .map(|r| ApiRow {
+                    name: r.name.clone(),
+                    kind: if r.name.starts_with("cu") && !r.name.starts_with("cuda") {
+                        EventKind::Driver
+                    } else {
+                        EventKind::Runtime
+                    },
+                    stats: Stats {
+                        calls: r.calls,
+                        total_ns: r.total_ns,
+                        avg_ns: r.avg_ns,
+                        min_ns: r.min_ns,
+                        max_ns: r.max_ns,
+                        median_ns: r.avg_ns,
+                    },
+                    time_pct: r.time_pct,
+                })
+                .collect();
+        }
+    }
+    let mut groups: FxHashMap<(StrId, EventKind), Vec<i64>> = FxHashMap::default();
+    for track in profile.tracks.iter().filter(|t| !t.key.is_gpu()) {
+        let ev = &track.events;
+        for i in 0..ev.len() {
+            if !ev.kind[i].is_api() {
+                continue;
+            }
+            if let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) {
+                groups.entry((ev.name[i], ev.kind[i])).or_default().push(d);
+            }
+        }
+    }
+    // Names differing only by version suffix are one function.
+    let mut merged: FxHashMap<(String, EventKind), Vec<i64>> = FxHashMap::default();
+    for ((name, kind), durations) in groups {
+        let clean = strip_version_suffix(profile.str(name)).to_string();
+        merged.entry((clean, kind)).or_default().extend(durations);
+    }
+    let mut rows: Vec<ApiRow> = merged
+        .into_iter()
+        .map(|((name, kind), mut d)| ApiRow {
+            name,
+            kind,
+            stats: Stats::of(&mut d),
+            time_pct: 0.0,
+        })
+        .collect();
+    let total: i64 = rows.iter().map(|r| r.stats.total_ns).sum();
+    for r in &mut rows {
+        r.time_pct = pct(r.stats.total_ns, total);
+    }
+    rows.sort_by(|a, b| {
+        b.stats
+            .total_ns
+            .cmp(&a.stats.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    rows
+}
+
+/// One row of the CPU-operators table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OpRow {
+    /// Operator name (`aten::conv2d`).
+    pub name: String,
+    /// Number of calls.
+    pub calls: u64,
+    /// CPU time in the operator itself: its duration minus that of the events nested directly
+    /// in it on its thread.
+    pub self_ns: i64,
+    /// CPU time including nested events.
+    pub total_ns: i64,
+    /// GPU time of the kernels, copies and sets launched while the operator ran (by it or by
+    /// operators nested in it), found through the launch correlation ids.
+    pub gpu_ns: i64,
+    /// GPU time of the work launched by the operator itself, not by operators nested in it.
+    pub gpu_self_ns: i64,
+}
+
+/// Framework operators (`cpu_op`) by name, with CPU self/total time and the GPU time of the work
+/// they launched.
+pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
+    // GPU time launched under each op event, attributed through launch flows.
+    let mut gpu_incl: FxHashMap<(u32, u32), i64> = FxHashMap::default();
+    let mut gpu_self: FxHashMap<(u32, u32), i64> = FxHashMap::default();
+    for flow in profile.flows.iter().filter(|f| f.kind == FlowKind::Launch) {
+        let gpu_track = &profile.tracks[flow.to.track as usize];
+        let gi = flow.to.index as usize;
+        if !gpu_track.events.kind[gi].is_gpu_activity() {
+            continue;
+        }
+        let Some(gpu_d) = overlap_or_all(
+            &range,
+            gpu_track.events.start_ns[gi],
+            gpu_track.events.dur_ns[gi],
+        ) else {
+            continue;
+        };
+        let cpu = &profile.tracks[flow.from.track as usize].events;
+        let mut at = cpu.parent[flow.from.index as usize];
+        let mut first = true;
+        while at != NO_PARENT {
+            if cpu.kind[at as usize] == EventKind::CpuOp {
+                *gpu_incl.entry((flow.from.track, at)).or_default() += gpu_d;
+                if first {
+                    *gpu_self.entry((flow.from.track, at)).or_default() += gpu_d;
+                    first = false;
+                }
+            }
+            at = cpu.parent[at as usize];
+        }
+    }
+    let mut groups: FxHashMap<StrId, OpRow> = FxHashMap::default();
+    for (ti, track) in profile.tracks.iter().enumerate() {
+        if track.key.is_gpu() {
+            continue;
+        }
+        let ev = &track.events;
+        let mut child_ns: FxHashMap<u32, i64> = FxHashMap::default();
+        for i in 0..ev.len() {
+            let p = ev.parent[i];
+            if p != NO_PARENT && ev.kind[p as usize] == EventKind::CpuOp {
+                // Only the part of a child that lies inside its parent.
+                let parent_end = ev.end_ns(p as usize);
+                let child = (ev.end_ns(i).min(parent_end) - ev.start_ns[i]).max(0);
+                *child_ns.entry(p).or_default() += child;
+            }
+        }
+        for i in 0..ev.len() {
+            if ev.kind[i] != EventKind::CpuOp {
+                continue;
+            }
+            let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) else {
+                continue;
+            };
+            let key = (
+                u32::try_from(ti).unwrap_or(0),
+                u32::try_from(i).unwrap_or(0),
+            );
+            let children = child_ns.get(&key.1).copied().unwrap_or(0);
+            let row = groups.entry(ev.name[i]).or_insert_with(|| OpRow {
+                name: profile.str(ev.name[i]).to_string(),
+                calls: 0,
+                self_ns: 0,
+                total_ns: 0,
+                gpu_ns: 0,
+                gpu_self_ns: 0,
+            });
+            row.calls += 1;
+            row.total_ns += d;
+            row.self_ns += (ev.dur_ns[i] - children).clamp(0, d);
+            row.gpu_ns += gpu_incl.get(&key).copied().unwrap_or(0);
+            row.gpu_self_ns += gpu_self.get(&key).copied().unwrap_or(0);
+        }
+    }
+    let mut rows: Vec<OpRow> = groups.into_values().collect();
+    rows.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    rows
+}
+
+/// Number of events of each kind, in kind order.
+pub fn event_counts(profile: &Profile) -> Vec<(EventKind, u64)> {
+    let mut counts: FxHashMap<EventKind, u64> = FxHashMap::default();
+    for t in &profile.tracks {
+        for &k in &t.events.kind {
+            *counts.entry(k).or_default() += 1;
+        }
+    }
+    let mut v: Vec<_> = counts.into_iter().collect();
+    v.sort();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_of_durations() {
+        let s = Stats::of(&mut [5, 1, 3, 2]);
+        assert_eq!(s.calls, 4);
+        assert_eq!(s.total_ns, 11);
+        assert_eq!(s.avg_ns, 2);
+        assert_eq!(s.min_ns, 1);
+        assert_eq!(s.max_ns, 5);
+        assert_eq!(s.median_ns, 2);
+        assert_eq!(Stats::of(&mut [7]).median_ns, 7);
+        assert_eq!(Stats::of(&mut []), Stats::default());
+    }
+
+    #[test]
+    fn version_suffixes() {
+        assert_eq!(
+            strip_version_suffix("cudaLaunchKernel_v7000"),
+            "cudaLaunchKernel"
+        );
+        assert_eq!(
+            strip_version_suffix("cudaGetDeviceProperties_v2_v12000"),
+            "cudaGetDeviceProperties_v2"
+        );
+        assert_eq!(strip_version_suffix("cuMemcpyHtoD_v2"), "cuMemcpyHtoD_v2");
+        assert_eq!(strip_version_suffix("cuLaunchKernel"), "cuLaunchKernel");
+    }
+}

@@ -1,0 +1,83 @@
+//! The `warpscope summary` report: every table of a profile in one serialisable value, the
+//! stable JSON contract for scripts.
+
+use serde::Serialize;
+
+use super::{
+    ActivityRow, ApiRow, CopyRow, OpRow, api_calls, copies_by_kind, cpu_ops, gpu_activities,
+};
+use crate::model::{Profile, Warning};
+use crate::time::TimeRange;
+
+/// Where the profile came from, as reported.
+#[derive(Clone, Debug, Serialize)]
+pub struct SourceReport {
+    /// Path as given.
+    pub path: String,
+    /// Format id (`chrome-json`, `nvprof-csv`, ...).
+    pub format: &'static str,
+    /// Writing tool.
+    pub tool: String,
+    /// Tool version, if known.
+    pub tool_version: Option<String>,
+    /// Schema version, if known.
+    pub schema_version: Option<String>,
+    /// True if gzip-compressed.
+    pub compressed: bool,
+}
+
+impl SourceReport {
+    /// The report of a profile's source.
+    pub fn of(profile: &Profile) -> Self {
+        let s = &profile.source;
+        Self {
+            path: s.path.display().to_string(),
+            format: s.format.as_str(),
+            tool: s.tool.clone(),
+            tool_version: s.tool_version.clone(),
+            schema_version: s.schema_version.clone(),
+            compressed: s.compressed,
+        }
+    }
+}
+
+/// Everything `warpscope summary` prints.
+#[derive(Clone, Debug, Serialize)]
+pub struct SummaryReport {
+    /// The file.
+    pub source: SourceReport,
+    /// Summed duration of all kernels, copies and sets (not limited by `--top`).
+    pub gpu_total_ns: i64,
+    /// Kernels, copies and sets ranked by total time.
+    pub gpu_activities: Vec<ActivityRow>,
+    /// Copies and sets by kind.
+    pub memcpy: Vec<CopyRow>,
+    /// CUDA API calls.
+    pub api: Vec<ApiRow>,
+    /// CPU operators.
+    pub ops: Vec<OpRow>,
+    /// Problems met while importing.
+    pub warnings: Vec<Warning>,
+}
+
+/// Builds the summary of `profile` over `range`, keeping the first `top` rows of each table
+/// (all rows if `None`).
+pub fn summary_report(profile: &Profile, range: TimeRange, top: Option<usize>) -> SummaryReport {
+    let cut = |n: usize| top.map_or(n, |t| t.min(n));
+    let mut gpu = gpu_activities(profile, range);
+    let gpu_total_ns = gpu.iter().map(|r| r.stats.total_ns).sum();
+    gpu.truncate(cut(gpu.len()));
+    let mut api = api_calls(profile, range);
+    api.truncate(cut(api.len()));
+    let mut ops = cpu_ops(profile, range);
+    ops.truncate(cut(ops.len()));
+    SummaryReport {
+        source: SourceReport::of(profile),
+        gpu_total_ns,
+        gpu_activities: gpu,
+        memcpy: copies_by_kind(profile, range),
+        api,
+        ops,
+        warnings: profile.warnings.clone(),
+    }
+}

@@ -1,0 +1,701 @@
+//! [`ProfileBuilder`]: what every importer uses to assemble a [`Profile`]. Importers push events
+//! in any order on the file's own clock; `finish` sorts each track, computes nesting, links CPU
+//! launches to GPU work through correlation ids and moves time zero to the first event.
+
+use std::path::PathBuf;
+
+use rustc_hash::FxHashMap;
+
+use crate::model::{
+    ApiInfo, CopyInfo, CounterTrack, Device, DistributedInfo, EventKind, EventRef, Events, Flow,
+    FlowKind, Format, KernelInfo, Marker, NO_DETAIL, NO_PARENT, Profile, RecordedSummary, Source,
+    TimeOrigin, TraceId, Track, TrackKey, Warning,
+};
+use crate::strings::{StrId, StringTable};
+
+/// Index of a track inside a [`ProfileBuilder`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TrackId(pub u32);
+
+/// A flow whose ends are given as times on tracks; bound to events in `finish`.
+#[derive(Clone, Copy, Debug)]
+pub struct PendingFlow {
+    /// Track of the start.
+    pub from_track: TrackId,
+    /// Time of the start: binds to the deepest event enclosing it.
+    pub from_ns: i64,
+    /// Track of the end.
+    pub to_track: TrackId,
+    /// Time of the end.
+    pub to_ns: i64,
+    /// True if the end binds to the enclosing event, false for the next event starting at or
+    /// after `to_ns` (Chrome `bp`).
+    pub to_enclosing: bool,
+    /// What the flow means.
+    pub kind: FlowKind,
+}
+
+/// Assembles a [`Profile`].
+#[derive(Debug)]
+pub struct ProfileBuilder {
+    /// Source description (filled by the importer).
+    pub source: Source,
+    /// Devices.
+    pub devices: Vec<Device>,
+    /// Labels.
+    pub labels: Vec<(String, String)>,
+    /// Distributed-training metadata.
+    pub distributed: Option<DistributedInfo>,
+    /// Process names.
+    pub process_names: Vec<(TraceId, String)>,
+    /// Interned strings.
+    pub strings: StringTable,
+    /// Kernel side table.
+    pub kernels: Vec<KernelInfo>,
+    /// Copy side table.
+    pub copies: Vec<CopyInfo>,
+    /// API side table.
+    pub api_calls: Vec<ApiInfo>,
+    /// Counter tracks.
+    pub counters: Vec<CounterTrack>,
+    /// Markers (raw file clock until `finish`).
+    pub markers: Vec<Marker>,
+    /// Recorded summary (nvprof summary files).
+    pub recorded_summary: Option<RecordedSummary>,
+    /// Flows to bind by time in `finish`.
+    pub pending_flows: Vec<PendingFlow>,
+    /// Time zero on the file clock, if the importer knows it; otherwise the earliest event.
+    pub origin_raw_ns: Option<i64>,
+    /// Offset that turns the file clock into Unix-epoch nanoseconds, if known.
+    pub unix_offset_ns: Option<i64>,
+    pub(crate) tracks: Vec<Track>,
+    track_ids: FxHashMap<TrackKey, TrackId>,
+    warnings: Vec<Warning>,
+    /// For correlation linking: `(scope, correlation)` of each API event.
+    api_correlations: Vec<(u32, u64, TrackId, u32)>,
+    /// For correlation linking: GPU work events with a correlation id.
+    gpu_correlations: Vec<(u32, u64, TrackId, u32)>,
+}
+
+impl ProfileBuilder {
+    /// A builder for a file at `path` in `format`.
+    pub fn new(path: PathBuf, format: Format) -> Self {
+        Self {
+            source: Source {
+                path,
+                format,
+                tool: String::new(),
+                tool_version: None,
+                schema_version: None,
+                compressed: false,
+                file_bytes: 0,
+                content_bytes: 0,
+                details: Vec::new(),
+            },
+            devices: Vec::new(),
+            labels: Vec::new(),
+            distributed: None,
+            process_names: Vec::new(),
+            strings: StringTable::default(),
+            kernels: Vec::new(),
+            copies: Vec::new(),
+            api_calls: Vec::new(),
+            counters: Vec::new(),
+            markers: Vec::new(),
+            recorded_summary: None,
+            pending_flows: Vec::new(),
+            origin_raw_ns: None,
+            unix_offset_ns: None,
+            tracks: Vec::new(),
+            track_ids: FxHashMap::default(),
+            warnings: Vec::new(),
+            api_correlations: Vec::new(),
+            gpu_correlations: Vec::new(),
+        }
+    }
+
+    /// Interns a string.
+    pub fn intern(&mut self, s: &str) -> StrId {
+        self.strings.intern(s)
+    }
+
+    /// The track for `key`, created (with `name`) if new.
+    pub fn track(&mut self, key: TrackKey) -> TrackId {
+        if let Some(&id) = self.track_ids.get(&key) {
+            return id;
+        }
+        let id = TrackId(u32::try_from(self.tracks.len()).unwrap_or(u32::MAX));
+        self.tracks.push(Track {
+            key,
+            name: String::new(),
+            sort_index: None,
+            events: Events::default(),
+            max_depth: 0,
+        });
+        self.track_ids.insert(key, id);
+        id
+    }
+
+    /// The track for `key` if it exists.
+    pub fn find_track(&self, key: &TrackKey) -> Option<TrackId> {
+        self.track_ids.get(key).copied()
+    }
+
+    /// Mutable access to a track (to set its name or sort index).
+    pub fn track_mut(&mut self, id: TrackId) -> &mut Track {
+        &mut self.tracks[id.0 as usize]
+    }
+
+    /// All tracks built so far.
+    pub fn tracks(&self) -> &[Track] {
+        &self.tracks
+    }
+
+    /// Number of events pushed so far.
+    pub fn event_count(&self) -> usize {
+        self.tracks.iter().map(|t| t.events.len()).sum()
+    }
+
+    /// Adds an event without side-table details.
+    pub fn push(
+        &mut self,
+        track: TrackId,
+        start_ns: i64,
+        dur_ns: i64,
+        name: StrId,
+        kind: EventKind,
+    ) {
+        self.tracks[track.0 as usize]
+            .events
+            .push(start_ns, dur_ns, name, kind, NO_DETAIL);
+    }
+
+    /// Adds a kernel with its launch details. `scope` separates correlation-id spaces (one per
+    /// process); use 0 when the file has one process.
+    pub fn push_kernel(
+        &mut self,
+        track: TrackId,
+        start_ns: i64,
+        dur_ns: i64,
+        name: StrId,
+        info: KernelInfo,
+        scope: u32,
+    ) {
+        let detail = u32::try_from(self.kernels.len()).unwrap_or(NO_DETAIL);
+        if let Some(c) = info.correlation {
+            self.note_gpu_correlation(scope, c, track);
+        }
+        self.kernels.push(info);
+        self.tracks[track.0 as usize].events.push(
+            start_ns,
+            dur_ns,
+            name,
+            EventKind::Kernel,
+            detail,
+        );
+    }
+
+    /// Adds a copy, set or unified-memory transfer (`kind` says which) with its details.
+    pub fn push_copy(
+        &mut self,
+        track: TrackId,
+        start_ns: i64,
+        dur_ns: i64,
+        name: StrId,
+        kind: EventKind,
+        info: CopyInfo,
+        scope: u32,
+    ) {
+        let detail = u32::try_from(self.copies.len()).unwrap_or(NO_DETAIL);
+        if let Some(c) = info.correlation {
+            self.note_gpu_correlation(scope, c, track);
+        }
+        self.copies.push(info);
+        self.tracks[track.0 as usize]
+            .events
+            .push(start_ns, dur_ns, name, kind, detail);
+    }
+
+    /// Adds a runtime or driver API call (`kind`) with its details.
+    pub fn push_api(
+        &mut self,
+        track: TrackId,
+        start_ns: i64,
+        dur_ns: i64,
+        name: StrId,
+        kind: EventKind,
+        info: ApiInfo,
+        scope: u32,
+    ) {
+        let detail = u32::try_from(self.api_calls.len()).unwrap_or(NO_DETAIL);
+        if let Some(c) = info.correlation {
+            let index = u32::try_from(self.tracks[track.0 as usize].events.len()).unwrap_or(0);
+            self.api_correlations.push((scope, c, track, index));
+        }
+        self.api_calls.push(info);
+        self.tracks[track.0 as usize]
+            .events
+            .push(start_ns, dur_ns, name, kind, detail);
+    }
+
+    fn note_gpu_correlation(&mut self, scope: u32, correlation: u64, track: TrackId) {
+        let index = u32::try_from(self.tracks[track.0 as usize].events.len()).unwrap_or(0);
+        self.gpu_correlations
+            .push((scope, correlation, track, index));
+    }
+
+    /// Records a problem `count` times. Warnings with the same `code` are merged: counts add up
+    /// and the first message is kept, so give each distinct situation its own code.
+    pub fn warn(&mut self, code: &str, count: u64, message: impl Into<String>) {
+        if count == 0 {
+            return;
+        }
+        if let Some(w) = self.warnings.iter_mut().find(|w| w.code == code) {
+            w.count += count;
+            return;
+        }
+        self.warnings.push(Warning {
+            code: code.to_string(),
+            message: message.into(),
+            count,
+        });
+    }
+
+    /// Replaces the message of warning `code` (used when the text depends on the final count).
+    pub fn set_warning_message(&mut self, code: &str, message: impl Into<String>) {
+        if let Some(w) = self.warnings.iter_mut().find(|w| w.code == code) {
+            w.message = message.into();
+        }
+    }
+
+    /// Removes the tracks for which `drop` returns true, with their events. Must be called before
+    /// events with correlation ids are pushed to the tracks that remain after them.
+    pub fn remove_tracks(&mut self, mut drop: impl FnMut(&Track) -> bool) {
+        let mut remap = Vec::with_capacity(self.tracks.len());
+        let mut kept = Vec::with_capacity(self.tracks.len());
+        for (old, track) in std::mem::take(&mut self.tracks).into_iter().enumerate() {
+            if drop(&track) {
+                remap.push(None);
+            } else {
+                remap.push(Some(TrackId(u32::try_from(kept.len()).unwrap_or(0))));
+                kept.push(track);
+            }
+            debug_assert_eq!(remap.len(), old + 1);
+        }
+        self.tracks = kept;
+        self.track_ids = self
+            .tracks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.key, TrackId(u32::try_from(i).unwrap_or(0))))
+            .collect();
+        let fix = |list: &mut Vec<(u32, u64, TrackId, u32)>| {
+            list.retain_mut(|(_, _, track, _)| match remap[track.0 as usize] {
+                Some(new) => {
+                    *track = new;
+                    true
+                }
+                None => false,
+            });
+        };
+        fix(&mut self.api_correlations);
+        fix(&mut self.gpu_correlations);
+        self.pending_flows.retain_mut(|f| {
+            match (remap[f.from_track.0 as usize], remap[f.to_track.0 as usize]) {
+                (Some(a), Some(b)) => {
+                    f.from_track = a;
+                    f.to_track = b;
+                    true
+                }
+                _ => false,
+            }
+        });
+    }
+
+    /// Re-keys a track (e.g. a TensorFlow stream pid recognised as a GPU stream). If a track with
+    /// the new key exists, the events are appended to it.
+    pub fn rekey_track(&mut self, id: TrackId, key: TrackKey) {
+        if let Some(&existing) = self.track_ids.get(&key) {
+            if existing == id {
+                return;
+            }
+            let moved = std::mem::take(&mut self.tracks[id.0 as usize].events);
+            let target = &mut self.tracks[existing.0 as usize].events;
+            target.start_ns.extend(moved.start_ns);
+            target.dur_ns.extend(moved.dur_ns);
+            target.name.extend(moved.name);
+            target.kind.extend(moved.kind);
+            target.detail.extend(moved.detail);
+            return;
+        }
+        let old = self.tracks[id.0 as usize].key;
+        self.track_ids.remove(&old);
+        self.tracks[id.0 as usize].key = key;
+        self.track_ids.insert(key, id);
+    }
+
+    /// Sorts, nests, links and shifts everything; returns the finished profile.
+    pub fn finish(mut self) -> Profile {
+        let origin_raw_ns = self.origin_raw_ns.unwrap_or_else(|| self.earliest_raw_ns());
+        // Sort every track by start (longest first on ties) and remember where events moved.
+        let mut new_index_of: Vec<Vec<u32>> = Vec::with_capacity(self.tracks.len());
+        for track in &mut self.tracks {
+            new_index_of.push(sort_and_shift(&mut track.events, origin_raw_ns));
+            let (depth, parent, max_depth, _) = nest(&track.events);
+            track.events.depth = depth;
+            track.events.parent = parent;
+            track.max_depth = max_depth;
+        }
+        for c in &mut self.counters {
+            for t in &mut c.time_ns {
+                *t = t.saturating_sub(origin_raw_ns);
+            }
+            sort_counter(c);
+        }
+        for m in &mut self.markers {
+            m.time_ns = m.time_ns.saturating_sub(origin_raw_ns);
+        }
+        self.markers.sort_by_key(|m| m.time_ns);
+
+        let mut flows = link_correlations(
+            &self.api_correlations,
+            &self.gpu_correlations,
+            &new_index_of,
+        );
+        let mut unbound = 0u64;
+        for pf in std::mem::take(&mut self.pending_flows) {
+            let from_track = &self.tracks[pf.from_track.0 as usize];
+            let to_track = &self.tracks[pf.to_track.0 as usize];
+            let from = enclosing_event(&from_track.events, pf.from_ns - origin_raw_ns);
+            let to = if pf.to_enclosing {
+                enclosing_event(&to_track.events, pf.to_ns - origin_raw_ns)
+            } else {
+                next_event(&to_track.events, pf.to_ns - origin_raw_ns)
+            };
+            match (from, to) {
+                (Some(a), Some(b)) => flows.push(Flow {
+                    from: EventRef {
+                        track: pf.from_track.0,
+                        index: a,
+                    },
+                    to: EventRef {
+                        track: pf.to_track.0,
+                        index: b,
+                    },
+                    kind: pf.kind,
+                }),
+                _ => unbound += 1,
+            }
+        }
+        if unbound > 0 {
+            self.warn(
+                "flow_unbound",
+                unbound,
+                "flow arrows whose start or end falls on no event were left out",
+            );
+        }
+        flows.sort_by_key(|f| (f.from, f.to));
+
+        // Order tracks: GPU tracks by device/stream, then the rest by sort index and key.
+        let mut order: Vec<usize> = (0..self.tracks.len()).collect();
+        order.sort_by(|&a, &b| {
+            let ta = &self.tracks[a];
+            let tb = &self.tracks[b];
+            (
+                !ta.key.is_gpu(),
+                gpu_order(&ta.key),
+                ta.sort_index.unwrap_or(i64::MAX),
+                ta.key,
+            )
+                .cmp(&(
+                    !tb.key.is_gpu(),
+                    gpu_order(&tb.key),
+                    tb.sort_index.unwrap_or(i64::MAX),
+                    tb.key,
+                ))
+        });
+        let mut position = vec![0u32; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            position[old] = u32::try_from(new).unwrap_or(0);
+        }
+        let mut slots: Vec<Option<Track>> = std::mem::take(&mut self.tracks)
+            .into_iter()
+            .map(Some)
+            .collect();
+        let tracks: Vec<Track> = order.iter().filter_map(|&old| slots[old].take()).collect();
+        for f in &mut flows {
+            f.from.track = position[f.from.track as usize];
+            f.to.track = position[f.to.track as usize];
+        }
+        self.devices.sort_by_key(|d| d.id);
+
+        Profile {
+            source: self.source,
+            origin: TimeOrigin {
+                raw_ns: origin_raw_ns,
+                unix_ns: self
+                    .unix_offset_ns
+                    .map(|off| off.saturating_add(origin_raw_ns)),
+            },
+            devices: self.devices,
+            labels: self.labels,
+            distributed: self.distributed,
+            process_names: self.process_names,
+            warnings: self.warnings,
+            strings: self.strings,
+            tracks,
+            kernels: self.kernels,
+            copies: self.copies,
+            api_calls: self.api_calls,
+            flows,
+            counters: self.counters,
+            markers: self.markers,
+            recorded_summary: self.recorded_summary,
+        }
+    }
+
+    fn earliest_raw_ns(&self) -> i64 {
+        let events = self
+            .tracks
+            .iter()
+            .filter_map(|t| t.events.start_ns.iter().min().copied());
+        let counters = self
+            .counters
+            .iter()
+            .filter_map(|c| c.time_ns.iter().min().copied());
+        let earliest = events.chain(counters).min();
+        match earliest {
+            Some(t) => t,
+            None => self.markers.iter().map(|m| m.time_ns).min().unwrap_or(0),
+        }
+    }
+}
+
+fn gpu_order(key: &TrackKey) -> (u32, u32, u64, u8) {
+    match *key {
+        TrackKey::Gpu {
+            device,
+            context,
+            stream,
+            lane,
+        } => (device, context, stream, lane as u8),
+        _ => (0, 0, 0, 0),
+    }
+}
+
+/// Sorts the columns by (start, longer first), subtracts the origin, and returns for each old
+/// index its new index.
+fn sort_and_shift(ev: &mut Events, origin_raw_ns: i64) -> Vec<u32> {
+    let n = ev.len();
+    for s in &mut ev.start_ns {
+        *s = s.saturating_sub(origin_raw_ns);
+    }
+    let sorted = ev
+        .start_ns
+        .windows(2)
+        .zip(ev.dur_ns.windows(2))
+        .all(|(s, d)| s[0] < s[1] || (s[0] == s[1] && d[0] >= d[1]));
+    if sorted {
+        return (0..u32::try_from(n).unwrap_or(u32::MAX)).collect();
+    }
+    let mut perm: Vec<u32> = (0..u32::try_from(n).unwrap_or(u32::MAX)).collect();
+    perm.sort_by(|&a, &b| {
+        let (a, b) = (a as usize, b as usize);
+        ev.start_ns[a]
+            .cmp(&ev.start_ns[b])
+            .then(ev.dur_ns[b].cmp(&ev.dur_ns[a]))
+            .then(a.cmp(&b))
+    });
+    ev.start_ns = perm.iter().map(|&i| ev.start_ns[i as usize]).collect();
+    ev.dur_ns = perm.iter().map(|&i| ev.dur_ns[i as usize]).collect();
+    ev.name = perm.iter().map(|&i| ev.name[i as usize]).collect();
+    ev.kind = perm.iter().map(|&i| ev.kind[i as usize]).collect();
+    ev.detail = perm.iter().map(|&i| ev.detail[i as usize]).collect();
+    let mut new_index_of = vec![0u32; n];
+    for (new, &old) in perm.iter().enumerate() {
+        new_index_of[old as usize] = u32::try_from(new).unwrap_or(u32::MAX);
+    }
+    new_index_of
+}
+
+/// Computes depth and parent for sorted events. An event nests under the innermost open event
+/// that contains it; an event that starts inside another but ends after it (a partial overlap)
+/// goes one row below it, so nothing is hidden. Returns (depth, parent, rows, partial overlaps).
+pub(crate) fn nest(ev: &Events) -> (Vec<u16>, Vec<u32>, u16, u64) {
+    let n = ev.len();
+    let mut depth = Vec::with_capacity(n);
+    let mut parent = Vec::with_capacity(n);
+    let mut stack: Vec<(i64, u32)> = Vec::new(); // (end, index)
+    let mut max_depth = 0u16;
+    let mut partial = 0u64;
+    for i in 0..n {
+        let start = ev.start_ns[i];
+        let end = ev.end_ns(i);
+        while let Some(&(top_end, _)) = stack.last() {
+            if top_end <= start {
+                stack.pop();
+            } else {
+                break;
+            }
+        }
+        let p = stack.last().map_or(NO_PARENT, |&(top_end, idx)| {
+            if top_end < end {
+                partial += 1;
+            }
+            idx
+        });
+        let d = u16::try_from(stack.len()).unwrap_or(u16::MAX);
+        max_depth = max_depth.max(d.saturating_add(1));
+        depth.push(d);
+        parent.push(p);
+        stack.push((end, u32::try_from(i).unwrap_or(u32::MAX)));
+    }
+    (depth, parent, max_depth, partial)
+}
+
+fn sort_counter(c: &mut CounterTrack) {
+    if c.time_ns.windows(2).all(|w| w[0] <= w[1]) {
+        return;
+    }
+    let mut pairs: Vec<(i64, f64)> = c
+        .time_ns
+        .iter()
+        .copied()
+        .zip(c.value.iter().copied())
+        .collect();
+    pairs.sort_by_key(|p| p.0);
+    c.time_ns = pairs.iter().map(|p| p.0).collect();
+    c.value = pairs.iter().map(|p| p.1).collect();
+}
+
+/// Links each GPU event with a correlation id to the API call with the same (scope, id).
+fn link_correlations(
+    api: &[(u32, u64, TrackId, u32)],
+    gpu: &[(u32, u64, TrackId, u32)],
+    new_index_of: &[Vec<u32>],
+) -> Vec<Flow> {
+    let mut by_corr: FxHashMap<(u32, u64), (TrackId, u32)> = FxHashMap::default();
+    by_corr.reserve(api.len());
+    for &(scope, corr, track, index) in api {
+        by_corr.insert((scope, corr), (track, index));
+    }
+    let mut flows = Vec::with_capacity(gpu.len());
+    for &(scope, corr, track, index) in gpu {
+        if let Some(&(api_track, api_index)) = by_corr.get(&(scope, corr)) {
+            flows.push(Flow {
+                from: EventRef {
+                    track: api_track.0,
+                    index: new_index_of[api_track.0 as usize][api_index as usize],
+                },
+                to: EventRef {
+                    track: track.0,
+                    index: new_index_of[track.0 as usize][index as usize],
+                },
+                kind: FlowKind::Launch,
+            });
+        }
+    }
+    flows
+}
+
+/// The deepest event that contains `t_ns` (start ≤ t ≤ end). With events sorted by start, that
+/// is the latest-starting one that still contains `t_ns`; the search looks back a bounded
+/// distance so a pathological track cannot make it quadratic.
+pub(crate) fn enclosing_event(ev: &Events, t_ns: i64) -> Option<u32> {
+    let upto = ev.start_ns.partition_point(|&s| s <= t_ns);
+    (upto.saturating_sub(4096)..upto)
+        .rev()
+        .find(|&i| ev.end_ns(i) >= t_ns)
+        .and_then(|i| u32::try_from(i).ok())
+}
+
+/// The first event starting at or after `t_ns`.
+fn next_event(ev: &Events, t_ns: i64) -> Option<u32> {
+    let i = ev.first_starting_at_or_after(t_ns);
+    (i < ev.len()).then(|| u32::try_from(i).ok()).flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{GpuLane, TraceId};
+
+    fn thread() -> TrackKey {
+        TrackKey::Thread {
+            pid: TraceId::Int(1),
+            tid: TraceId::Int(1),
+        }
+    }
+
+    #[test]
+    fn finish_sorts_nests_and_shifts_to_the_first_event() {
+        let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+        let t = b.track(thread());
+        let outer = b.intern("outer");
+        let inner = b.intern("inner");
+        b.push(t, 1_010, 5, inner, EventKind::CpuOp);
+        b.push(t, 1_000, 100, outer, EventKind::CpuOp);
+        b.push(t, 1_050, 100, inner, EventKind::CpuOp); // partial overlap with outer
+        let p = b.finish();
+        let ev = &p.tracks[0].events;
+        assert_eq!(ev.start_ns, vec![0, 10, 50]);
+        assert_eq!(ev.depth, vec![0, 1, 1]);
+        assert_eq!(ev.parent, vec![NO_PARENT, 0, 0]);
+        assert_eq!(p.origin.raw_ns, 1_000);
+        assert_eq!(p.tracks[0].max_depth, 2);
+    }
+
+    #[test]
+    fn correlation_links_api_calls_to_gpu_work_after_sorting() {
+        let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+        let cpu = b.track(thread());
+        let gpu = b.track(TrackKey::Gpu {
+            device: 0,
+            context: 1,
+            stream: 7,
+            lane: GpuLane::Work,
+        });
+        let launch = b.intern("cudaLaunchKernel");
+        let k = b.intern("kernel");
+        let api = |c| ApiInfo {
+            correlation: Some(c),
+            ..ApiInfo::default()
+        };
+        b.push_api(cpu, 200, 5, launch, EventKind::Runtime, api(2), 0);
+        b.push_api(cpu, 100, 5, launch, EventKind::Runtime, api(1), 0);
+        let kinfo = |c| KernelInfo {
+            correlation: Some(c),
+            ..KernelInfo::default()
+        };
+        b.push_kernel(gpu, 300, 10, k, kinfo(2), 0);
+        b.push_kernel(gpu, 150, 10, k, kinfo(1), 0);
+        b.push_kernel(gpu, 400, 10, k, kinfo(99), 0);
+        let p = b.finish();
+        // GPU track sorts first.
+        assert!(p.tracks[0].key.is_gpu());
+        assert_eq!(p.flows.len(), 2);
+        for f in &p.flows {
+            let api_ev = &p.tracks[f.from.track as usize].events;
+            let gpu_ev = &p.tracks[f.to.track as usize].events;
+            let api_start = api_ev.start_ns[f.from.index as usize];
+            let gpu_start = gpu_ev.start_ns[f.to.index as usize];
+            // corr 1: api at 0 (100-100) → kernel at 50; corr 2: api at 100 → kernel at 200
+            assert_eq!(
+                gpu_start - api_start,
+                50 + if api_start == 0 { 0 } else { 50 }
+            );
+        }
+    }
+
+    #[test]
+    fn warnings_with_the_same_code_add_up() {
+        let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+        b.warn("unknown_category", 2, "first");
+        b.warn("unknown_category", 3, "second");
+        b.warn("other", 0, "ignored");
+        let p = b.finish();
+        assert_eq!(p.warnings.len(), 1);
+        assert_eq!(p.warnings[0].count, 5);
+        assert_eq!(p.warnings[0].message, "first");
+    }
+}

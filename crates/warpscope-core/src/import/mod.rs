@@ -1,0 +1,324 @@
+//! Importers: one module per format. [`import_file`] sniffs the content (gzip magic, SQLite
+//! header, JSON, nvprof framing), never trusting the extension, and hands the file to the right
+//! importer.
+
+pub mod chrome;
+mod json;
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::model::Profile;
+
+/// Why a file could not be imported. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The file could not be opened or read.
+    #[error("{path}: cannot read file: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The file is empty.
+    #[error("{path}: file is empty")]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The content is not any format warpscope reads.
+    #[error("{path}: not a recognised profile ({detail})")]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+        /// What was found instead.
+        detail: String,
+    },
+    /// The file is of a known kind that is not a profile warpscope can read (Nsight Compute
+    /// output, nvprof CPU-profiling trees).
+    #[error("{path}: {detail}")]
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// What it is and why it is not read.
+        detail: String,
+    },
+    /// The file is of a known format but its content is broken.
+    #[error("{path}: {location}: {detail}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Where (`line 12`, `byte 4096`, `table CUPTI_ACTIVITY_KIND_KERNEL`).
+        location: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The gzip stream is broken.
+    #[error("{path}: corrupt gzip data: {source}")]
+    Gzip {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// The user cancelled the import.
+    #[error("{path}: import cancelled")]
+    Cancelled {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// Progress of an import, shared between the loader thread and whoever shows it.
+#[derive(Debug, Default)]
+pub struct Progress {
+    bytes_done: AtomicU64,
+    bytes_total: AtomicU64,
+    cancelled: AtomicBool,
+}
+
+impl Progress {
+    /// A new progress tracker.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// Fraction done in `[0, 1]`, or `None` before the size is known.
+    pub fn fraction(&self) -> Option<f32> {
+        let total = self.bytes_total.load(Ordering::Relaxed);
+        if total == 0 {
+            return None;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let f = self.bytes_done.load(Ordering::Relaxed) as f32 / total as f32;
+        Some(f.clamp(0.0, 1.0))
+    }
+
+    /// Asks the import to stop at the next opportunity.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    /// True once [`Progress::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_total(&self, bytes: u64) {
+        self.bytes_total.store(bytes, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set_done(&self, bytes: u64) {
+        self.bytes_done.store(bytes, Ordering::Relaxed);
+    }
+}
+
+/// Where the time of an import went, for `--timings` and benchmarks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ImportTimings {
+    /// Reading (and decompressing) the file, on the reader thread, overlapped with parsing.
+    pub read: Duration,
+    /// Parsing and building the columns on the calling thread.
+    pub parse: Duration,
+    /// Sorting, nesting and linking (`ProfileBuilder::finish`).
+    pub index: Duration,
+    /// Wall time of the whole import.
+    pub total: Duration,
+}
+
+/// The result of [`sniff`]: what a file is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sniffed {
+    /// Chrome trace JSON.
+    ChromeJson,
+    /// SQLite database (nvprof or Nsight Systems, told apart by its tables).
+    Sqlite,
+    /// nvprof text or CSV output.
+    Nvprof,
+    /// Nsight Compute output.
+    NsightCompute,
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+
+/// Decides the format from the first bytes of the (decompressed) content.
+pub fn sniff(head: &[u8]) -> Option<Sniffed> {
+    if head.starts_with(SQLITE_MAGIC) {
+        return Some(Sniffed::Sqlite);
+    }
+    let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let first = text.iter().copied().find(|b| !b.is_ascii_whitespace());
+    if matches!(first, Some(b'{' | b'[')) {
+        return Some(Sniffed::ChromeJson);
+    }
+    let text = String::from_utf8_lossy(text);
+    if text.lines().any(|l| l.starts_with("==PROF==")) {
+        return Some(Sniffed::NsightCompute);
+    }
+    let nvprof_line = |l: &str| {
+        l.starts_with("========") || {
+            let rest = l.strip_prefix("==").unwrap_or("");
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            digits > 0 && rest[digits..].starts_with("== ")
+        }
+    };
+    if text.lines().any(nvprof_line) {
+        return Some(Sniffed::Nvprof);
+    }
+    None
+}
+
+/// Opens a file for reading and says whether it is gzip-compressed, and its size.
+pub(crate) fn open_content(path: &Path) -> Result<(Box<dyn Read + Send>, bool, u64), ImportError> {
+    let io_err = |source| ImportError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(io_err)?;
+    let size = file.metadata().map_err(io_err)?.len();
+    let mut magic = [0u8; 2];
+    let n = read_up_to(&mut file, &mut magic).map_err(io_err)?;
+    let file = File::open(path).map_err(io_err)?;
+    if n == 2 && magic == GZIP_MAGIC {
+        let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, file));
+        Ok((Box::new(decoder), true, size))
+    } else {
+        Ok((Box::new(file), false, size))
+    }
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Reads the first bytes of the decompressed content for sniffing.
+fn read_head(path: &Path) -> Result<(Vec<u8>, bool), ImportError> {
+    let (mut reader, compressed, _) = open_content(path)?;
+    let mut head = vec![0u8; 64 * 1024];
+    let n = read_up_to(&mut reader, &mut head).map_err(|source| {
+        if compressed {
+            ImportError::Gzip {
+                path: path.to_path_buf(),
+                source,
+            }
+        } else {
+            ImportError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })?;
+    head.truncate(n);
+    Ok((head, compressed))
+}
+
+/// Imports any supported file, detecting its format from the content.
+pub fn import_file(path: &Path, progress: &Progress) -> Result<Profile, ImportError> {
+    import_file_timed(path, progress).map(|(p, _)| p)
+}
+
+/// Like [`import_file`], and also says where the time went.
+pub fn import_file_timed(
+    path: &Path,
+    progress: &Progress,
+) -> Result<(Profile, ImportTimings), ImportError> {
+    let (head, compressed) = read_head(path)?;
+    if head.is_empty() {
+        return Err(ImportError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    match sniff(&head) {
+        Some(Sniffed::ChromeJson) => chrome::import(path, progress),
+        Some(Sniffed::Sqlite) => Err(ImportError::Unsupported {
+            path: path.to_path_buf(),
+            detail: "SQLite profiles (nvprof .nvvp, Nsight Systems exports) are not supported by \
+                     this build yet"
+                .to_string(),
+        }),
+        Some(Sniffed::Nvprof) => Err(ImportError::Unsupported {
+            path: path.to_path_buf(),
+            detail: "nvprof text/CSV output is not supported by this build yet".to_string(),
+        }),
+        Some(Sniffed::NsightCompute) => Err(ImportError::Unsupported {
+            path: path.to_path_buf(),
+            detail: "this is Nsight Compute (ncu) output, which has per-kernel metrics but no \
+                     timeline; export a trace with nsys or the PyTorch profiler instead"
+                .to_string(),
+        }),
+        None => Err(ImportError::UnknownFormat {
+            path: path.to_path_buf(),
+            detail: describe_unknown(&head, compressed),
+        }),
+    }
+}
+
+fn describe_unknown(head: &[u8], compressed: bool) -> String {
+    let what = if compressed {
+        "gzip content"
+    } else {
+        "content"
+    };
+    let printable = head
+        .iter()
+        .take(512)
+        .filter(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
+        .count();
+    if printable * 10 < head.len().min(512) * 9 {
+        return format!("{what} is binary data, not JSON, SQLite or nvprof output");
+    }
+    let first_line: String = String::from_utf8_lossy(head)
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(60)
+        .collect();
+    format!("{what} starts with {first_line:?}, not JSON, SQLite or nvprof output")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffing_looks_at_content() {
+        assert_eq!(
+            sniff(b"\n  {\"traceEvents\": []}"),
+            Some(Sniffed::ChromeJson)
+        );
+        assert_eq!(sniff(b"[{\"ph\":\"X\"}"), Some(Sniffed::ChromeJson));
+        assert_eq!(sniff(b"SQLite format 3\0rest"), Some(Sniffed::Sqlite));
+        assert_eq!(
+            sniff(b"==308065== NVPROF is profiling process 308065"),
+            Some(Sniffed::Nvprof)
+        );
+        assert_eq!(
+            sniff(b"\n======== CPU profiling result"),
+            Some(Sniffed::Nvprof)
+        );
+        assert_eq!(
+            sniff(b"==PROF== Connected to process"),
+            Some(Sniffed::NsightCompute)
+        );
+        assert_eq!(sniff(b"hello world"), None);
+        assert_eq!(sniff(b"==abc== x"), None);
+    }
+}

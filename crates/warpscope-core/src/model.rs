@@ -1,0 +1,802 @@
+//! The profile model: one run of a program as tracks of events in integer nanoseconds.
+//!
+//! Every importer produces a [`Profile`] through [`crate::ProfileBuilder`]; the analysis, the
+//! timeline and the CLI only ever read this model.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::strings::{StrId, StringTable};
+
+/// The file formats warpscope reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Chrome Trace Event Format JSON (PyTorch profiler / Kineto, TensorFlow, generic).
+    ChromeJson,
+    /// `nvprof --csv` output.
+    NvprofCsv,
+    /// nvprof plain-text log.
+    NvprofText,
+    /// nvprof SQLite database (`nvprof -o file.nvvp`).
+    NvprofSqlite,
+    /// Nsight Systems SQLite export (`nsys export --type sqlite`).
+    NsysSqlite,
+    /// A live run made by warpscope itself.
+    Live,
+}
+
+impl Format {
+    /// Stable identifier used in JSON output (`chrome-json`, `nvprof-csv`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ChromeJson => "chrome-json",
+            Self::NvprofCsv => "nvprof-csv",
+            Self::NvprofText => "nvprof-text",
+            Self::NvprofSqlite => "nvprof-sqlite",
+            Self::NsysSqlite => "nsys-sqlite",
+            Self::Live => "live",
+        }
+    }
+
+    /// Human-readable description.
+    pub fn description(self) -> &'static str {
+        match self {
+            Self::ChromeJson => "Chrome trace JSON",
+            Self::NvprofCsv => "nvprof CSV",
+            Self::NvprofText => "nvprof text log",
+            Self::NvprofSqlite => "nvprof SQLite (.nvvp)",
+            Self::NsysSqlite => "Nsight Systems SQLite export",
+            Self::Live => "warpscope live run",
+        }
+    }
+}
+
+/// Where a profile came from.
+#[derive(Clone, Debug, Serialize)]
+pub struct Source {
+    /// Path of the file as given by the user.
+    pub path: PathBuf,
+    /// Detected format.
+    pub format: Format,
+    /// The tool that wrote the file (`PyTorch profiler (Kineto)`, `TensorFlow 1.x timeline`,
+    /// `nvprof`, `Nsight Systems`, ...).
+    pub tool: String,
+    /// Version of that tool, when the file says.
+    pub tool_version: Option<String>,
+    /// Schema or format version, when the file says (Kineto `schemaVersion`, nsys schema).
+    pub schema_version: Option<String>,
+    /// True if the file was gzip-compressed.
+    pub compressed: bool,
+    /// Size of the file on disk in bytes.
+    pub file_bytes: u64,
+    /// Size of the decompressed content in bytes.
+    pub content_bytes: u64,
+    /// Other facts the file states about itself, as (name, value) pairs (CUDA and CUPTI
+    /// versions, trace id, display time unit).
+    pub details: Vec<(String, String)>,
+}
+
+/// A GPU (or other accelerator) that appears in the profile.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Device {
+    /// Device ordinal as used by event records.
+    pub id: u32,
+    /// Marketing name (`NVIDIA H100 80GB HBM3`).
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: Option<(u32, u32)>,
+    /// Number of streaming multiprocessors.
+    pub sm_count: Option<u32>,
+    /// Global memory in bytes.
+    pub memory_bytes: Option<u64>,
+    /// Peak memory bandwidth in bytes per second, when known.
+    pub memory_bandwidth_bytes_per_s: Option<u64>,
+    /// Other properties as (name, value) pairs, in file order.
+    pub properties: Vec<(String, String)>,
+}
+
+/// A process or thread id as written in the file: a number, or an opaque string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TraceId {
+    /// A numeric id (all-digit strings are normalised to this).
+    Int(i64),
+    /// A non-numeric string id (`"Spans"`, `""`).
+    Name(StrId),
+}
+
+/// Which lane of a GPU stream an event belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuLane {
+    /// Kernels, copies and sets.
+    Work,
+    /// GPU-side annotation ranges and synchronisation records.
+    Annotations,
+    /// Unified-memory migrations and page faults (one lane per device, stream 0).
+    UnifiedMemory,
+}
+
+/// The identity of a track.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TrackKey {
+    /// Work on one GPU stream.
+    Gpu {
+        /// Device ordinal.
+        device: u32,
+        /// CUDA context id (0 when the file does not say).
+        context: u32,
+        /// CUPTI stream id.
+        stream: u64,
+        /// Which lane of the stream.
+        lane: GpuLane,
+    },
+    /// A CPU thread of a process.
+    Thread {
+        /// Process id.
+        pid: TraceId,
+        /// Thread id.
+        tid: TraceId,
+    },
+    /// Asynchronous ranges of one process that are not bound to a thread.
+    Async {
+        /// Process id.
+        pid: TraceId,
+        /// Name of the async range family.
+        name: StrId,
+    },
+}
+
+impl TrackKey {
+    /// True for GPU tracks.
+    pub fn is_gpu(&self) -> bool {
+        matches!(self, Self::Gpu { .. })
+    }
+}
+
+/// What an event is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[repr(u8)]
+pub enum EventKind {
+    /// A GPU kernel execution.
+    Kernel,
+    /// A GPU memory copy.
+    Memcpy,
+    /// A GPU memory set.
+    Memset,
+    /// A unified-memory migration or page-fault group.
+    UnifiedMemory,
+    /// A GPU-side annotation range (`gpu_user_annotation`).
+    GpuAnnotation,
+    /// A GPU synchronisation record.
+    GpuSync,
+    /// A CUDA runtime API call (or HIP API call on ROCm).
+    Runtime,
+    /// A CUDA driver API call.
+    Driver,
+    /// A framework operator (`cpu_op`, `aten::mm`).
+    CpuOp,
+    /// A user annotation (`ProfilerStep#3`, NVTX-like ranges from the framework).
+    UserAnnotation,
+    /// A Python function frame.
+    PythonFunction,
+    /// An NVTX range or mark.
+    Nvtx,
+    /// Profiler overhead.
+    Overhead,
+    /// An instant event (zero duration).
+    Instant,
+    /// Any other slice.
+    Slice,
+}
+
+impl EventKind {
+    /// True for kernels, copies and sets: the work counted in GPU time.
+    pub fn is_gpu_activity(self) -> bool {
+        matches!(self, Self::Kernel | Self::Memcpy | Self::Memset)
+    }
+
+    /// True for CUDA API calls.
+    pub fn is_api(self) -> bool {
+        matches!(self, Self::Runtime | Self::Driver)
+    }
+
+    /// Stable name used in JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Kernel => "kernel",
+            Self::Memcpy => "memcpy",
+            Self::Memset => "memset",
+            Self::UnifiedMemory => "unified_memory",
+            Self::GpuAnnotation => "gpu_annotation",
+            Self::GpuSync => "gpu_sync",
+            Self::Runtime => "runtime",
+            Self::Driver => "driver",
+            Self::CpuOp => "cpu_op",
+            Self::UserAnnotation => "user_annotation",
+            Self::PythonFunction => "python_function",
+            Self::Nvtx => "nvtx",
+            Self::Overhead => "overhead",
+            Self::Instant => "instant",
+            Self::Slice => "slice",
+        }
+    }
+}
+
+/// Marks "no side-table entry" in [`Events::detail`].
+pub const NO_DETAIL: u32 = u32::MAX;
+/// Marks "no parent" in [`Events::parent`].
+pub const NO_PARENT: u32 = u32::MAX;
+
+/// The events of one track as a struct of arrays, sorted by start (and, for equal starts, by
+/// longer duration first so parents precede their children).
+#[derive(Clone, Debug, Default)]
+pub struct Events {
+    /// Start of each event, in nanoseconds from the profile origin.
+    pub start_ns: Vec<i64>,
+    /// Duration in nanoseconds (0 for instants).
+    pub dur_ns: Vec<i64>,
+    /// Display name.
+    pub name: Vec<StrId>,
+    /// Kind of each event.
+    pub kind: Vec<EventKind>,
+    /// Nesting depth on the track (0 = top level). Overlapping but not nested events get their
+    /// own deeper row.
+    pub depth: Vec<u16>,
+    /// Index of the enclosing event on the same track, or [`NO_PARENT`].
+    pub parent: Vec<u32>,
+    /// Index into the side table for the event's kind (kernels, copies, API calls), or
+    /// [`NO_DETAIL`].
+    pub detail: Vec<u32>,
+}
+
+impl Events {
+    /// Number of events.
+    pub fn len(&self) -> usize {
+        self.start_ns.len()
+    }
+
+    /// True if there are no events.
+    pub fn is_empty(&self) -> bool {
+        self.start_ns.is_empty()
+    }
+
+    /// End of event `i` in nanoseconds.
+    pub fn end_ns(&self, i: usize) -> i64 {
+        self.start_ns[i].saturating_add(self.dur_ns[i])
+    }
+
+    /// Index of the first event that starts at or after `t_ns`.
+    pub fn first_starting_at_or_after(&self, t_ns: i64) -> usize {
+        self.start_ns.partition_point(|&s| s < t_ns)
+    }
+
+    pub(crate) fn push(
+        &mut self,
+        start_ns: i64,
+        dur_ns: i64,
+        name: StrId,
+        kind: EventKind,
+        detail: u32,
+    ) {
+        self.start_ns.push(start_ns);
+        self.dur_ns.push(dur_ns);
+        self.name.push(name);
+        self.kind.push(kind);
+        self.detail.push(detail);
+    }
+
+    /// Approximate heap bytes used by the columns.
+    pub fn heap_bytes(&self) -> usize {
+        self.start_ns.capacity() * 8
+            + self.dur_ns.capacity() * 8
+            + self.name.capacity() * 4
+            + self.kind.capacity()
+            + self.depth.capacity() * 2
+            + self.parent.capacity() * 4
+            + self.detail.capacity() * 4
+    }
+}
+
+/// One lane of the timeline.
+#[derive(Clone, Debug)]
+pub struct Track {
+    /// Identity of the track.
+    pub key: TrackKey,
+    /// Readable name (`stream 7`, `thread 481 (pt_autograd_0)`).
+    pub name: String,
+    /// Sort hint from the file (`thread_sort_index`), lower first.
+    pub sort_index: Option<i64>,
+    /// The events, sorted by start.
+    pub events: Events,
+    /// Greatest depth of any event plus one (the number of rows the track needs).
+    pub max_depth: u16,
+}
+
+/// Launch details of one kernel execution.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct KernelInfo {
+    /// Grid dimensions (blocks).
+    pub grid: Option<[u32; 3]>,
+    /// Block dimensions (threads).
+    pub block: Option<[u32; 3]>,
+    /// Registers per thread.
+    pub registers_per_thread: Option<u32>,
+    /// Static shared memory per block in bytes.
+    pub static_shared_bytes: Option<u64>,
+    /// Dynamic shared memory per block in bytes.
+    pub dynamic_shared_bytes: Option<u64>,
+    /// Shared memory per block in bytes when the file gives only a total (Kineto).
+    pub shared_memory_bytes: Option<u64>,
+    /// Theoretical/estimated achieved occupancy in percent.
+    pub occupancy_pct: Option<f32>,
+    /// Blocks per SM (Kineto).
+    pub blocks_per_sm: Option<f32>,
+    /// Warps per SM (Kineto).
+    pub warps_per_sm: Option<f32>,
+    /// CUPTI correlation id of the launching API call.
+    pub correlation: Option<u64>,
+    /// Framework external correlation id (Kineto `External id`).
+    pub external_id: Option<u64>,
+    /// Mangled name when the display name was demangled.
+    pub mangled_name: Option<StrId>,
+}
+
+/// Direction of a memory copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum CopyKind {
+    /// Host to device.
+    HtoD,
+    /// Device to host.
+    DtoH,
+    /// Device to device (same device).
+    DtoD,
+    /// Host to host.
+    HtoH,
+    /// Peer to peer (device to another device).
+    PtoP,
+    /// Host to array.
+    HtoA,
+    /// Array to host.
+    AtoH,
+    /// Array to array.
+    AtoA,
+    /// Array to device.
+    AtoD,
+    /// Device to array.
+    DtoA,
+    /// Unified memory, host to device.
+    UnifiedHtoD,
+    /// Unified memory, device to host.
+    UnifiedDtoH,
+    /// Unified memory, device to device.
+    UnifiedDtoD,
+    /// A memory set (not a copy).
+    Memset,
+    /// Unknown direction.
+    Unknown,
+}
+
+impl CopyKind {
+    /// Short name (`HtoD`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::HtoD => "HtoD",
+            Self::DtoH => "DtoH",
+            Self::DtoD => "DtoD",
+            Self::HtoH => "HtoH",
+            Self::PtoP => "PtoP",
+            Self::HtoA => "HtoA",
+            Self::AtoH => "AtoH",
+            Self::AtoA => "AtoA",
+            Self::AtoD => "AtoD",
+            Self::DtoA => "DtoA",
+            Self::UnifiedHtoD => "Unified HtoD",
+            Self::UnifiedDtoH => "Unified DtoH",
+            Self::UnifiedDtoD => "Unified DtoD",
+            Self::Memset => "Memset",
+            Self::Unknown => "Unknown",
+        }
+    }
+
+    /// Parses the short names used by nvprof, Kineto and TensorFlow (`HtoD`, `DtoH`, ...).
+    pub fn from_short(s: &str) -> Option<Self> {
+        Some(match s {
+            "HtoD" => Self::HtoD,
+            "DtoH" => Self::DtoH,
+            "DtoD" => Self::DtoD,
+            "HtoH" => Self::HtoH,
+            "PtoP" => Self::PtoP,
+            "HtoA" => Self::HtoA,
+            "AtoH" => Self::AtoH,
+            "AtoA" => Self::AtoA,
+            "AtoD" => Self::AtoD,
+            "DtoA" => Self::DtoA,
+            _ => return None,
+        })
+    }
+
+    /// The CUPTI `CUpti_ActivityMemcpyKind` value (nvprof and nsys `copyKind`; 11–13 are nsys's
+    /// unified-memory kinds).
+    pub fn from_cupti(kind: i64) -> Self {
+        match kind {
+            1 => Self::HtoD,
+            2 => Self::DtoH,
+            3 => Self::HtoA,
+            4 => Self::AtoH,
+            5 => Self::AtoA,
+            6 => Self::AtoD,
+            7 => Self::DtoA,
+            8 => Self::DtoD,
+            9 => Self::HtoH,
+            10 => Self::PtoP,
+            11 => Self::UnifiedHtoD,
+            12 => Self::UnifiedDtoH,
+            13 => Self::UnifiedDtoD,
+            _ => Self::Unknown,
+        }
+    }
+
+    /// The nvprof-style activity name (`[CUDA memcpy HtoD]`, `[CUDA memset]`).
+    pub fn activity_name(self) -> String {
+        match self {
+            Self::Memset => "[CUDA memset]".to_string(),
+            Self::UnifiedHtoD => "[Unified Memory Memcpy HtoD]".to_string(),
+            Self::UnifiedDtoH => "[Unified Memory Memcpy DtoH]".to_string(),
+            Self::UnifiedDtoD => "[Unified Memory Memcpy DtoD]".to_string(),
+            Self::Unknown => "[CUDA memcpy]".to_string(),
+            other => format!("[CUDA memcpy {}]", other.as_str()),
+        }
+    }
+}
+
+/// Where memory lives (CUPTI's `CUpti_ActivityMemoryKind` meaning; nsys's numbering is
+/// converted at import).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum MemoryKind {
+    /// Pageable host memory.
+    Pageable,
+    /// Pinned (page-locked) host memory.
+    Pinned,
+    /// Device memory.
+    Device,
+    /// CUDA array.
+    Array,
+    /// Managed (unified) memory.
+    Managed,
+    /// Static device memory.
+    DeviceStatic,
+    /// Static managed memory.
+    ManagedStatic,
+    /// Host memory of unknown kind (ROCm `Host`).
+    Host,
+    /// Unknown.
+    Unknown,
+}
+
+impl MemoryKind {
+    /// Parses the words used in Kineto memcpy names and nvprof CSV cells.
+    pub fn from_word(s: &str) -> Self {
+        match s.trim() {
+            "Pageable" => Self::Pageable,
+            "Pinned" => Self::Pinned,
+            "Device" => Self::Device,
+            "Array" => Self::Array,
+            "Managed" => Self::Managed,
+            "Device Static" | "DeviceStatic" => Self::DeviceStatic,
+            "Managed Static" | "ManagedStatic" => Self::ManagedStatic,
+            "Host" => Self::Host,
+            _ => Self::Unknown,
+        }
+    }
+}
+
+/// Details of one copy, set or unified-memory transfer.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CopyInfo {
+    /// Direction (or [`CopyKind::Memset`]).
+    pub kind: CopyKind,
+    /// Bytes moved or set.
+    pub bytes: Option<u64>,
+    /// Source memory kind.
+    pub src_kind: Option<MemoryKind>,
+    /// Destination memory kind.
+    pub dst_kind: Option<MemoryKind>,
+    /// CUPTI correlation id of the launching API call.
+    pub correlation: Option<u64>,
+    /// Framework external correlation id.
+    pub external_id: Option<u64>,
+}
+
+/// Details of one API call.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ApiInfo {
+    /// CUPTI correlation id.
+    pub correlation: Option<u64>,
+    /// CUPTI callback id.
+    pub cbid: Option<u32>,
+    /// Framework external correlation id.
+    pub external_id: Option<u64>,
+}
+
+/// A reference to one event: track index and event index on that track.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct EventRef {
+    /// Index into [`Profile::tracks`].
+    pub track: u32,
+    /// Index into that track's events.
+    pub index: u32,
+}
+
+/// What a flow means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FlowKind {
+    /// A CPU API call launched GPU work (correlation id).
+    Launch,
+    /// A forward operator to its backward operator (Kineto `fwdbwd`).
+    ForwardBackward,
+    /// Any other flow from the file.
+    Other,
+}
+
+/// An arrow from one event to another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Flow {
+    /// Where the arrow starts.
+    pub from: EventRef,
+    /// Where the arrow ends.
+    pub to: EventRef,
+    /// What the arrow means.
+    pub kind: FlowKind,
+}
+
+/// A series of sampled values (Chrome `C` events).
+#[derive(Clone, Debug)]
+pub struct CounterTrack {
+    /// Process the counter belongs to.
+    pub pid: TraceId,
+    /// Counter name (`event name` or `event name.series`).
+    pub name: String,
+    /// Sample times, sorted.
+    pub time_ns: Vec<i64>,
+    /// Sample values.
+    pub value: Vec<f64>,
+}
+
+/// A process- or trace-wide instant (`Iteration Start`, `Record Window End`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Marker {
+    /// Time of the marker.
+    pub time_ns: i64,
+    /// Its name.
+    pub name: String,
+}
+
+/// A problem that did not stop the import, with how many times it happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// Stable identifier of the kind of problem (`unknown_category`, `truncated`).
+    pub code: String,
+    /// What happened and what was done about it, ready to show to the user.
+    pub message: String,
+    /// How many events or rows it concerns.
+    pub count: u64,
+}
+
+/// Distributed-training metadata (Kineto `distributedInfo`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DistributedInfo {
+    /// Communication backend (`nccl`).
+    pub backend: Option<String>,
+    /// Rank of this process.
+    pub rank: Option<i64>,
+    /// Number of ranks.
+    pub world_size: Option<i64>,
+}
+
+/// Which table of a recorded summary a row comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SummarySection {
+    /// nvprof's "GPU activities".
+    GpuActivities,
+    /// nvprof's "API calls".
+    ApiCalls,
+}
+
+/// One row of a summary that the file itself contains (an nvprof summary has no events, only
+/// totals; they are kept as written, never recomputed).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RecordedSummaryRow {
+    /// Which table the row is in.
+    pub section: SummarySection,
+    /// Kernel, copy or API name as written.
+    pub name: String,
+    /// Time(%) as written.
+    pub time_pct: f64,
+    /// Total time in nanoseconds.
+    pub total_ns: i64,
+    /// Number of calls.
+    pub calls: u64,
+    /// Average time in nanoseconds.
+    pub avg_ns: i64,
+    /// Minimum time in nanoseconds.
+    pub min_ns: i64,
+    /// Maximum time in nanoseconds.
+    pub max_ns: i64,
+}
+
+/// One row of nvprof's "Unified Memory profiling result" table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UnifiedMemorySummaryRow {
+    /// Device as written (`TITAN Xp (0)`).
+    pub device: String,
+    /// Row name (`Host To Device`, `Gpu page fault groups`).
+    pub name: String,
+    /// Count column.
+    pub count: Option<u64>,
+    /// Average size in bytes.
+    pub avg_bytes: Option<u64>,
+    /// Minimum size in bytes.
+    pub min_bytes: Option<u64>,
+    /// Maximum size in bytes.
+    pub max_bytes: Option<u64>,
+    /// Total size in bytes.
+    pub total_bytes: Option<u64>,
+    /// Total time in nanoseconds.
+    pub total_ns: Option<i64>,
+}
+
+/// A summary recorded in the file (nvprof summary mode).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RecordedSummary {
+    /// Rows in the file's order.
+    pub rows: Vec<RecordedSummaryRow>,
+    /// Unified-memory table rows.
+    pub unified_memory: Vec<UnifiedMemorySummaryRow>,
+    /// `Total CPU Page faults: N`.
+    pub cpu_page_faults: Option<u64>,
+}
+
+/// Where time zero of the profile lies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TimeOrigin {
+    /// Time zero on the file's own clock, in nanoseconds.
+    pub raw_ns: i64,
+    /// Time zero as nanoseconds since the Unix epoch, when the file allows computing it.
+    pub unix_ns: Option<i64>,
+}
+
+/// One run: everything imported from one file (or one live run).
+#[derive(Clone, Debug)]
+pub struct Profile {
+    /// Where the profile came from.
+    pub source: Source,
+    /// Time zero.
+    pub origin: TimeOrigin,
+    /// Devices, by id.
+    pub devices: Vec<Device>,
+    /// Labels (`batch=32`), from the file name or the user.
+    pub labels: Vec<(String, String)>,
+    /// Distributed-training metadata.
+    pub distributed: Option<DistributedInfo>,
+    /// Process names by pid.
+    pub process_names: Vec<(TraceId, String)>,
+    /// Problems met while importing.
+    pub warnings: Vec<Warning>,
+    /// All interned strings.
+    pub strings: StringTable,
+    /// The lanes, GPU tracks first (by device, stream), then threads.
+    pub tracks: Vec<Track>,
+    /// Side table of kernel details ([`Events::detail`] of kernel events).
+    pub kernels: Vec<KernelInfo>,
+    /// Side table of copy/set details.
+    pub copies: Vec<CopyInfo>,
+    /// Side table of API call details.
+    pub api_calls: Vec<ApiInfo>,
+    /// Flows between events.
+    pub flows: Vec<Flow>,
+    /// Counter tracks.
+    pub counters: Vec<CounterTrack>,
+    /// Process- and trace-wide instants.
+    pub markers: Vec<Marker>,
+    /// Summary rows recorded in the file itself (nvprof summary mode).
+    pub recorded_summary: Option<RecordedSummary>,
+}
+
+impl Profile {
+    /// The text of an interned string.
+    pub fn str(&self, id: StrId) -> &str {
+        self.strings.get(id)
+    }
+
+    /// Total number of events on all tracks.
+    pub fn event_count(&self) -> usize {
+        self.tracks.iter().map(|t| t.events.len()).sum()
+    }
+
+    /// The time span covered by events with a duration (instants and counters are left out so
+    /// an outlier marker cannot stretch it), or `None` for a profile without such events.
+    pub fn span_ns(&self) -> Option<(i64, i64)> {
+        let mut span: Option<(i64, i64)> = None;
+        for track in &self.tracks {
+            let ev = &track.events;
+            if ev.is_empty() {
+                continue;
+            }
+            let first = ev.start_ns[0];
+            let mut last_end = first;
+            for i in 0..ev.len() {
+                last_end = last_end.max(ev.end_ns(i));
+            }
+            span = Some(match span {
+                None => (first, last_end),
+                Some((a, b)) => (a.min(first), b.max(last_end)),
+            });
+        }
+        span
+    }
+
+    /// The device with ordinal `id`, if known.
+    pub fn device(&self, id: u32) -> Option<&Device> {
+        self.devices.iter().find(|d| d.id == id)
+    }
+
+    /// Name of process `pid` as given by the file.
+    pub fn process_name(&self, pid: TraceId) -> Option<&str> {
+        self.process_names
+            .iter()
+            .find(|(p, _)| *p == pid)
+            .map(|(_, n)| n.as_str())
+    }
+
+    /// Kernel details of an event, if it is a kernel with details.
+    pub fn kernel_info(&self, track: &Track, index: usize) -> Option<&KernelInfo> {
+        if track.events.kind[index] != EventKind::Kernel {
+            return None;
+        }
+        self.kernels.get(track.events.detail[index] as usize)
+    }
+
+    /// Copy details of an event, if it is a copy or set with details.
+    pub fn copy_info(&self, track: &Track, index: usize) -> Option<&CopyInfo> {
+        match track.events.kind[index] {
+            EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory => {
+                self.copies.get(track.events.detail[index] as usize)
+            }
+            _ => None,
+        }
+    }
+
+    /// API details of an event, if it is an API call with details.
+    pub fn api_info(&self, track: &Track, index: usize) -> Option<&ApiInfo> {
+        if !track.events.kind[index].is_api() {
+            return None;
+        }
+        self.api_calls.get(track.events.detail[index] as usize)
+    }
+
+    /// Readable id text (`481`, `Spans`).
+    pub fn id_text(&self, id: TraceId) -> String {
+        match id {
+            TraceId::Int(v) => v.to_string(),
+            TraceId::Name(s) => self.str(s).to_string(),
+        }
+    }
+
+    /// Approximate heap bytes used by the profile's event data.
+    pub fn heap_bytes(&self) -> usize {
+        self.tracks
+            .iter()
+            .map(|t| t.events.heap_bytes())
+            .sum::<usize>()
+            + self.strings.heap_bytes()
+            + self.kernels.capacity() * std::mem::size_of::<KernelInfo>()
+            + self.copies.capacity() * std::mem::size_of::<CopyInfo>()
+            + self.api_calls.capacity() * std::mem::size_of::<ApiInfo>()
+            + self.flows.capacity() * std::mem::size_of::<Flow>()
+    }
+}

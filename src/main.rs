@@ -1,0 +1,34 @@
+//! warpscope: a fast viewer for GPU profiles. This binary is thin glue: the command line (clap)
+//! over `warpscope-core`; the GUI opens here once it lands.
+
+mod cli;
+mod report;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    // A bug must still end in one readable line, not a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("warpscope: internal error: {msg}{at} (please report this)");
+    }));
+    let args = cli::Cli::parse();
+    match cli::run(args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("warpscope: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
