@@ -4,6 +4,8 @@
 
 pub mod chrome;
 mod json;
+pub mod nvprof;
+pub mod sqlite;
 
 use std::fs::File;
 use std::io::{self, BufReader, Read};
@@ -247,16 +249,8 @@ pub fn import_file_timed(
     }
     match sniff(&head) {
         Some(Sniffed::ChromeJson) => chrome::import(path, progress),
-        Some(Sniffed::Sqlite) => Err(ImportError::Unsupported {
-            path: path.to_path_buf(),
-            detail: "SQLite profiles (nvprof .nvvp, Nsight Systems exports) are not supported by \
-                     this build yet"
-                .to_string(),
-        }),
-        Some(Sniffed::Nvprof) => Err(ImportError::Unsupported {
-            path: path.to_path_buf(),
-            detail: "nvprof text/CSV output is not supported by this build yet".to_string(),
-        }),
+        Some(Sniffed::Sqlite) => sqlite::import(path, progress),
+        Some(Sniffed::Nvprof) => nvprof::import(path, progress),
         Some(Sniffed::NsightCompute) => Err(ImportError::Unsupported {
             path: path.to_path_buf(),
             detail: "this is Nsight Compute (ncu) output, which has per-kernel metrics but no \
