@@ -84,11 +84,11 @@ struct Input<R> {
 }
 
 impl<R: Read> Input<R> {
-    /// Reads more data, keeping `buf[keep_from..]`. Returns how far indices shifted, or `None`
-    /// at end of input.
-    fn fill(&mut self, keep_from: usize) -> io::Result<Option<usize>> {
+    /// Reads more data, keeping `buf[keep_from..]`. Returns how far indices shifted (callers
+    /// must move their offsets back by it) and whether more data arrived (false at the end).
+    fn fill(&mut self, keep_from: usize) -> io::Result<(usize, bool)> {
         if self.eof {
-            return Ok(None);
+            return Ok((0, false));
         }
         let shift = keep_from;
         if shift > 0 {
@@ -97,20 +97,15 @@ impl<R: Read> Input<R> {
             self.buf.drain(..shift);
             self.pos -= shift;
         }
-        let want = (BLOCK_BYTES * 2).max(self.buf.len());
+        let want = (BLOCK_BYTES * 2).max(self.buf.len()) as u64;
         let old_len = self.buf.len();
-        self.buf.resize(old_len + want, 0);
         loop {
-            match self.reader.read(&mut self.buf[old_len..]) {
+            match (&mut self.reader).take(want).read_to_end(&mut self.buf) {
                 Ok(0) => {
-                    self.buf.truncate(old_len);
                     self.eof = true;
-                    return Ok(None);
+                    return Ok((shift, false));
                 }
-                Ok(n) => {
-                    self.buf.truncate(old_len + n);
-                    return Ok(Some(shift));
-                }
+                Ok(_) => return Ok((shift, true)),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
                     self.buf.truncate(old_len);
@@ -136,9 +131,10 @@ impl<R: Read> Input<R> {
                     return Ok(Some(b));
                 }
             }
-            match self.fill(*keep_from)? {
-                Some(shift) => *keep_from -= shift,
-                None => return Ok(None),
+            let (shift, more) = self.fill(*keep_from)?;
+            *keep_from -= shift;
+            if !more {
+                return Ok(None);
             }
         }
     }
@@ -146,7 +142,7 @@ impl<R: Read> Input<R> {
     /// Scans one complete JSON value starting at `pos`; returns its end, refilling as needed.
     /// `keep_from` is adjusted when the buffer moves. `None` means the input ended inside it.
     fn scan_value(&mut self, keep_from: &mut usize) -> io::Result<Option<usize>> {
-        let start = self.pos;
+        let mut start = self.pos;
         let mut scanner = ValueScanner::default();
         let mut at = start;
         loop {
@@ -155,23 +151,26 @@ impl<R: Read> Input<R> {
             }
             at = self.buf.len();
             let keep = (*keep_from).min(start);
-            match self.fill(keep)? {
-                Some(shift) => {
-                    *keep_from -= shift;
-                    at -= shift;
-                    // `start` moved too; the scanner keeps absolute offsets only via `at`.
-                }
-                None => return Ok(None),
+            let (shift, more) = self.fill(keep)?;
+            *keep_from -= shift;
+            start -= shift;
+            at -= shift;
+            if !more {
+                return Ok(None);
             }
         }
     }
 }
 
 /// Resumable scanner that finds the end of one JSON value.
+///
+/// Inside a container only its own bracket pair and quotes matter (other brackets are balanced
+/// within it), so the scan jumps between them with `memchr3`.
 #[derive(Default)]
 struct ValueScanner {
     started: bool,
-    container: bool,
+    /// The container's open and close bytes, for objects and arrays.
+    brackets: Option<(u8, u8)>,
     depth: u32,
     in_string: bool,
     escape: bool,
@@ -186,8 +185,13 @@ impl ValueScanner {
             let b = *buf.get(i)?;
             self.started = true;
             match b {
-                b'{' | b'[' => {
-                    self.container = true;
+                b'{' => {
+                    self.brackets = Some((b'{', b'}'));
+                    self.depth = 1;
+                    i += 1;
+                }
+                b'[' => {
+                    self.brackets = Some((b'[', b']'));
                     self.depth = 1;
                     i += 1;
                 }
@@ -199,51 +203,45 @@ impl ValueScanner {
             }
         }
         loop {
+            let rest = buf.get(i..)?;
             if self.in_string {
                 if self.escape {
-                    if i >= buf.len() {
+                    if rest.is_empty() {
                         return None;
                     }
                     self.escape = false;
                     i += 1;
+                    continue;
                 }
-                match memchr::memchr2(b'"', b'\\', &buf[i.min(buf.len())..]) {
-                    None => return None,
-                    Some(k) => {
-                        i += k;
-                        if buf[i] == b'\\' {
-                            self.escape = true;
-                            i += 1;
-                            continue;
-                        }
-                        self.in_string = false;
-                        i += 1;
-                        if !self.container {
-                            return Some(i);
-                        }
-                    }
-                }
-            } else if self.container {
-                // Only quotes and brackets matter between strings.
-                let rest = &buf[i.min(buf.len())..];
-                let k = rest
-                    .iter()
-                    .position(|&b| matches!(b, b'"' | b'{' | b'}' | b'[' | b']'))?;
+                let k = memchr::memchr2(b'"', b'\\', rest)?;
                 i += k;
-                match buf[i] {
-                    b'"' => self.in_string = true,
-                    b'{' | b'[' => self.depth += 1,
-                    _ => {
-                        self.depth -= 1;
-                        if self.depth == 0 {
-                            return Some(i + 1);
-                        }
+                if buf[i] == b'\\' {
+                    self.escape = true;
+                    i += 1;
+                    continue;
+                }
+                self.in_string = false;
+                i += 1;
+                if self.brackets.is_none() {
+                    return Some(i);
+                }
+            } else if let Some((open, close)) = self.brackets {
+                let k = memchr::memchr3(b'"', open, close, rest)?;
+                i += k;
+                let b = buf[i];
+                i += 1;
+                if b == b'"' {
+                    self.in_string = true;
+                } else if b == open {
+                    self.depth += 1;
+                } else {
+                    self.depth -= 1;
+                    if self.depth == 0 {
+                        return Some(i);
                     }
                 }
-                i += 1;
             } else {
                 // A bare scalar ends at a delimiter.
-                let rest = &buf[i.min(buf.len())..];
                 let k = rest
                     .iter()
                     .position(|&b| matches!(b, b',' | b'}' | b']') || b.is_ascii_whitespace())?;
