@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
-use super::json::{self, Chunk, Parser, SplitError, SyntaxError, Value};
+use super::json::{self, Chunk, Parser, SplitError, StreamEnd, SyntaxError, Value};
 use super::{ImportError, ImportTimings, Progress, open_content};
 use crate::builder::{PendingFlow, ProfileBuilder, TrackId};
 use crate::cupti_cbid;
@@ -39,13 +39,13 @@ pub fn import(path: &Path, progress: &Progress) -> Result<(Profile, ImportTiming
     state.b.source.compressed = compressed;
     state.b.source.file_bytes = file_bytes;
 
-    let (tx, rx) = sync_channel::<Chunk>(4);
+    let (tx, rx) = sync_channel::<Chunk<PreBlock>>(2);
     let mut parse_time = std::time::Duration::ZERO;
     let mut read_time = std::time::Duration::ZERO;
     let outcome = std::thread::scope(|scope| {
         let reader_thread = scope.spawn(move || {
             let t = Instant::now();
-            json::split_stream(counting, &tx);
+            json::split_stream(counting, &tx, pre_tokenize);
             t.elapsed()
         });
         let mut result = Ok(());
@@ -246,7 +246,6 @@ struct OpenBegin {
     ts_ns: i64,
     name: StrId,
     class: Class,
-    cat: StrId,
 }
 
 /// A flow end point as read, bound to tracks in `finish`.
@@ -257,8 +256,22 @@ struct RawFlow {
     kind: FlowKind,
 }
 
+/// Where the consumer is in the event array.
+#[derive(Default)]
+struct StreamState {
+    /// An incomplete element at the end of the previous block (blank when the cut was right).
+    carry: Vec<u8>,
+    /// Line at which `carry` starts.
+    carry_line: u64,
+    /// True once the event array closed: what follows is collected in `tail`.
+    in_tail: bool,
+    /// The input after the event array.
+    tail: Vec<u8>,
+}
+
 struct ChromeState {
     b: ProfileBuilder,
+    stream: StreamState,
     base_time_ns: Option<i64>,
     is_kineto: bool,
     /// (pid, tid) → the track its slices went to (for binding flows).
@@ -279,7 +292,6 @@ struct ChromeState {
     events_read: u64,
     lenient_tokens: u64,
     repaired_strings: u64,
-    device_props_seen: bool,
 }
 
 impl ChromeState {
@@ -289,6 +301,7 @@ impl ChromeState {
         let unsorted_cat = b.intern("");
         Self {
             b,
+            stream: StreamState::default(),
             base_time_ns: None,
             is_kineto: false,
             thread_tracks: FxHashMap::default(),
@@ -308,7 +321,6 @@ impl ChromeState {
             events_read: 0,
             lenient_tokens: 0,
             repaired_strings: 0,
-            device_props_seen: false,
         }
     }
 
@@ -324,41 +336,21 @@ impl ChromeState {
         }
     }
 
-    fn chunk(&mut self, chunk: Chunk) -> Result<(), ImportError> {
+    fn chunk(&mut self, chunk: Chunk<PreBlock>) -> Result<(), ImportError> {
         match chunk {
-            Chunk::Events { bytes, first_line } => self.events_block(&bytes, first_line),
+            Chunk::Events {
+                bytes,
+                first_line,
+                pre,
+            } => {
+                self.events_block(bytes, first_line, pre);
+                Ok(())
+            }
             Chunk::TopLevel { key, value } => {
                 self.top_level(&key, &value);
                 Ok(())
             }
-            Chunk::End(end) => {
-                self.b.source.content_bytes = end.bytes;
-                if !end.found_events {
-                    return Err(ImportError::UnknownFormat {
-                        path: self.path().to_path_buf(),
-                        detail: "JSON without a \"traceEvents\" array: not a Chrome trace"
-                            .to_string(),
-                    });
-                }
-                if end.truncated_in_events {
-                    let closing = if end.array_form { "]" } else { "]}" };
-                    self.b.warn(
-                        "truncated",
-                        1,
-                        format!(
-                            "the file ends inside the event list (no closing `{closing}`): it was \
-                             cut off; the complete events before the cut were loaded"
-                        ),
-                    );
-                } else if end.truncated {
-                    self.b.warn(
-                        "truncated",
-                        1,
-                        "the file ends before its closing `}`: it was cut off after the event list",
-                    );
-                }
-                Ok(())
-            }
+            Chunk::End(end) => self.end(end),
             Chunk::Error(SplitError::Io(source)) => Err(if self.b.source.compressed {
                 ImportError::Gzip {
                     path: self.path().to_path_buf(),
@@ -373,6 +365,93 @@ impl ChromeState {
             Chunk::Error(SplitError::Syntax { line, detail }) => {
                 Err(self.corrupt(line, format!("not valid trace JSON: {detail}")))
             }
+        }
+    }
+
+    /// The input ended: report truncation and read what followed the event array.
+    fn end(&mut self, end: StreamEnd) -> Result<(), ImportError> {
+        self.b.source.content_bytes = end.bytes;
+        if !end.found_events {
+            if end.truncated_before_events {
+                return Err(self.corrupt(
+                    1,
+                    "the file ends before any \"traceEvents\" array: it is cut off or not a trace",
+                ));
+            }
+            return Err(ImportError::UnknownFormat {
+                path: self.path().to_path_buf(),
+                detail: "JSON without a \"traceEvents\" array: not a Chrome trace".to_string(),
+            });
+        }
+        let closing = if end.array_form { "]" } else { "]}" };
+        if !self.stream.in_tail {
+            let cut_mid_event = self
+                .stream
+                .carry
+                .iter()
+                .any(|b| !b.is_ascii_whitespace() && *b != b',');
+            let what = if cut_mid_event {
+                "in the middle of an event"
+            } else {
+                "inside the event list"
+            };
+            self.b.warn(
+                "truncated",
+                1,
+                format!(
+                    "the file ends {what} (no closing `{closing}`): it was cut off; the complete \
+                     events before the cut were loaded"
+                ),
+            );
+            return Ok(());
+        }
+        let tail = std::mem::take(&mut self.stream.tail);
+        self.tail(&tail, end.array_form);
+        Ok(())
+    }
+
+    /// Parses what follows the event array: more top-level keys and the closing `}`.
+    fn tail(&mut self, tail: &[u8], array_form: bool) {
+        const CUT: &str =
+            "the file ends before its closing `}`: it was cut off after the event list";
+        let mut p = Parser::new(tail);
+        loop {
+            p.skip_separators();
+            let failed_at = match p.peek() {
+                None if array_form => return,
+                None => {
+                    self.b.warn("truncated", 1, CUT);
+                    return;
+                }
+                Some(b'}') if !array_form => return,
+                Some(b'"') if !array_form => match p.key() {
+                    Ok(k) => {
+                        let key = String::from_utf8_lossy(&k).into_owned();
+                        p.peek();
+                        let start = p.offset();
+                        match p.skip_value() {
+                            Ok(()) => {
+                                let value = tail[start..p.offset()].to_vec();
+                                self.top_level(&key, &value);
+                                continue;
+                            }
+                            Err(e) => e.offset,
+                        }
+                    }
+                    Err(e) => e.offset,
+                },
+                Some(_) => p.offset(),
+            };
+            if failed_at >= tail.len() {
+                self.b.warn("truncated", 1, CUT);
+            } else {
+                self.b.warn(
+                    "trailing_garbage",
+                    1,
+                    "text after the event list that is not valid trace JSON was ignored",
+                );
+            }
+            return;
         }
     }
 
@@ -408,7 +487,6 @@ impl ChromeState {
             }
             "deviceProperties" | "computeProperties" => {
                 self.is_kineto = true;
-                self.device_props_seen = true;
                 let mut props = Parser::new(value);
                 let devices = parse_device_properties(&mut props);
                 if devices.is_none() {
@@ -461,53 +539,95 @@ impl ChromeState {
         }
     }
 
-    fn events_block(&mut self, bytes: &[u8], first_line: u64) -> Result<(), ImportError> {
-        let mut p = Parser::new(bytes);
+    /// Handles one block of the event array. A block tokenized on the reader thread is used
+    /// when it starts where the previous block ended (no incomplete element carried over);
+    /// otherwise the carried-over bytes and the block are parsed here.
+    fn events_block(&mut self, bytes: Vec<u8>, first_line: u64, pre: Option<PreBlock>) {
+        if self.stream.in_tail {
+            self.stream.tail.extend_from_slice(&bytes);
+            return;
+        }
+        let carry_is_blank = self
+            .stream
+            .carry
+            .iter()
+            .all(|b| b.is_ascii_whitespace() || *b == b',');
+        if carry_is_blank {
+            if let Some(pre) = pre {
+                self.lenient_tokens += pre.lenient_tokens;
+                self.repaired_strings += pre.repaired_strings;
+                for e in &pre.events {
+                    let ev = e.to_raw(&bytes, &pre.owned);
+                    self.events_read += 1;
+                    self.event(ev);
+                }
+                self.stream.carry.clear();
+                self.stream.carry_line = first_line;
+                // Continue after the last element the reader parsed.
+                let rest = &bytes[pre.stop_at..];
+                let rest_line = first_line + count_lines(&bytes[..pre.stop_at]);
+                self.parse_here(rest, rest_line);
+                return;
+            }
+            self.stream.carry.clear();
+            self.stream.carry_line = first_line;
+            self.parse_here(&bytes, first_line);
+        } else {
+            let mut data = std::mem::take(&mut self.stream.carry);
+            data.extend_from_slice(&bytes);
+            let line = self.stream.carry_line;
+            self.parse_here(&data, line);
+        }
+    }
+
+    /// Parses elements leniently until the data ends, an element is incomplete (kept as the
+    /// carry for the next block) or the array closes (the rest is the tail).
+    fn parse_here(&mut self, data: &[u8], first_line: u64) {
         let mut bad_syntax = 0u64;
         let mut first_bad: Option<(u64, &'static str)> = None;
-        loop {
-            p.skip_separators();
-            let Some(b) = p.peek() else { break };
-            let element_start = p.offset();
-            if b != b'{' {
-                // Not an object: skip it (lenient) and count.
-                if p.skip_value().is_err() {
-                    break;
-                }
-                self.b.warn(
-                    "non_object_event",
-                    1,
-                    "elements of traceEvents that are not objects were skipped",
-                );
-                continue;
-            }
-            match parse_event(&mut p) {
+        let mut non_objects = 0u64;
+        let mut lenient = 0u64;
+        let mut repaired = 0u64;
+        let stop = tokenize(data, false, |ev, p| {
+            match ev {
                 Ok(ev) => {
                     self.events_read += 1;
-                    self.event(ev, &mut p);
+                    self.event(ev);
                 }
-                Err(e) => {
+                Err(TokenIssue::Syntax(offset, detail)) => {
                     bad_syntax += 1;
                     if first_bad.is_none() {
-                        let line = first_line
-                            + memchr::memchr_iter(b'\n', &bytes[..e.offset.min(bytes.len())])
-                                .count() as u64;
-                        first_bad = Some((line, e.detail));
+                        first_bad = Some((
+                            first_line + count_lines(&data[..offset.min(data.len())]),
+                            detail,
+                        ));
                     }
-                    // Resynchronise on the element boundary found by the splitter.
-                    let mut skip = Parser::new(&bytes[element_start..]);
-                    if skip.skip_value().is_err() {
-                        break;
-                    }
-                    let consumed = skip.offset();
-                    p = Parser::new(bytes);
-                    // Re-position past the element.
-                    advance(&mut p, element_start + consumed);
                 }
+                Err(TokenIssue::NotObject) => non_objects += 1,
+            }
+            lenient = p.lenient_tokens;
+            repaired = p.repaired_strings;
+        });
+        self.lenient_tokens += lenient;
+        self.repaired_strings += repaired;
+        match stop {
+            Stop::End => {}
+            Stop::Incomplete(at) | Stop::Error(at) => {
+                self.stream.carry = data[at..].to_vec();
+                self.stream.carry_line = first_line + count_lines(&data[..at]);
+            }
+            Stop::ArrayEnd(at) => {
+                self.stream.in_tail = true;
+                self.stream.tail = data[at + 1..].to_vec();
             }
         }
-        self.lenient_tokens += p.lenient_tokens;
-        self.repaired_strings += p.repaired_strings;
+        if non_objects > 0 {
+            self.b.warn(
+                "non_object_event",
+                non_objects,
+                "elements of traceEvents that are not objects were skipped",
+            );
+        }
         if let Some((line, detail)) = first_bad {
             self.b.warn(
                 "bad_event_syntax",
@@ -515,10 +635,9 @@ impl ChromeState {
                 format!("events with broken JSON were skipped (first at line {line}: {detail})"),
             );
         }
-        Ok(())
     }
 
-    fn event(&mut self, ev: RawEvent<'_>, p: &mut Parser<'_>) {
+    fn event(&mut self, ev: RawEvent<'_>) {
         if ev.keys == 0 {
             self.b
                 .warn("empty_event", 1, "empty `{}` events were skipped");
@@ -591,7 +710,7 @@ impl ChromeState {
                 };
                 let cat = ev.cat.as_deref().unwrap_or("");
                 let class = self.class_of(cat);
-                let track = self.slice(class, pid, tid, ts_ns, dur_ns, name_text, ev.args, p);
+                self.slice(class, pid, tid, ts_ns, dur_ns, name_text, ev.args);
                 if let Some(id) = ev.bind_id.as_ref().and_then(|i| self.flow_id(i)) {
                     if ev.flow_out {
                         self.bind_starts.insert(id, (pid, tid, ts_ns));
@@ -607,29 +726,21 @@ impl ChromeState {
                         }
                     }
                 }
-                let _ = track;
             }
             b'B' => {
                 let cat = ev.cat.as_deref().unwrap_or("");
                 let class = self.class_of(cat);
                 let name = self.b.intern(name_text);
-                let cat = self.b.intern(cat);
                 self.open_begins
                     .entry((pid, tid))
                     .or_default()
-                    .push(OpenBegin {
-                        ts_ns,
-                        name,
-                        class,
-                        cat,
-                    });
+                    .push(OpenBegin { ts_ns, name, class });
             }
             b'E' => {
                 let open = self.open_begins.get_mut(&(pid, tid)).and_then(Vec::pop);
                 match open {
                     Some(open) => {
                         let name = self.b.strings.get(open.name).to_string();
-                        let _ = open.cat;
                         self.slice(
                             open.class,
                             pid,
@@ -638,7 +749,6 @@ impl ChromeState {
                             (ts_ns - open.ts_ns).max(0),
                             &name,
                             None,
-                            p,
                         );
                     }
                     None => self.b.warn(
@@ -676,16 +786,8 @@ impl ChromeState {
                 self.unknown_categories.insert(cat.to_string(), 1);
             }
         }
-        if matches!(
-            class,
-            Class::Kind(EventKind::Kernel | EventKind::Runtime | EventKind::CpuOp)
-        ) {
-            self.is_kineto_like_seen();
-        }
         class
     }
-
-    fn is_kineto_like_seen(&mut self) {}
 
     fn norm_id(&mut self, id: Option<&RawId<'_>>) -> TraceId {
         match id {
@@ -749,7 +851,6 @@ impl ChromeState {
         dur_ns: i64,
         name_text: &str,
         args: Option<&[u8]>,
-        p: &mut Parser<'_>,
     ) -> TrackId {
         let kind = match class {
             Class::Kind(k) | Class::Plain(k) => k,
@@ -757,7 +858,9 @@ impl ChromeState {
         };
         let name = self.b.intern(name_text);
         if let Some(lane) = gpu_lane(kind) {
-            let a = args.map(|a| parse_gpu_args(a, p)).unwrap_or_default();
+            let a = args
+                .map(|a| parse_gpu_args(a, &mut self.lenient_tokens))
+                .unwrap_or_default();
             let device = a
                 .device
                 .or(match pid {
@@ -814,7 +917,9 @@ impl ChromeState {
         }
         let track = self.thread_track(pid, tid);
         if kind.is_api() {
-            let a = args.map(|a| parse_gpu_args(a, p)).unwrap_or_default();
+            let a = args
+                .map(|a| parse_gpu_args(a, &mut self.lenient_tokens))
+                .unwrap_or_default();
             let cbid = a.cbid.and_then(|v| u32::try_from(v).ok());
             let name = if name_text == "INVALID" || name_text.is_empty() {
                 let looked_up = cbid.and_then(|c| {
@@ -1074,7 +1179,6 @@ impl ChromeState {
         let mut unclosed = 0u64;
         let mut opens: Vec<_> = std::mem::take(&mut self.open_begins).into_iter().collect();
         opens.sort_by_key(|(k, _)| *k);
-        let mut dummy = Parser::new(b"");
         for ((pid, tid), stack) in opens {
             for open in stack {
                 unclosed += 1;
@@ -1088,7 +1192,6 @@ impl ChromeState {
                     end - open.ts_ns,
                     &name,
                     None,
-                    &mut dummy,
                 );
             }
         }
@@ -1276,19 +1379,6 @@ impl ChromeState {
                 },
             );
         }
-        let dropped: u64 = self
-            .b
-            .tracks()
-            .iter()
-            .filter(|t| match t.key {
-                TrackKey::Thread { pid, .. } => {
-                    matches!(roles.get(&pid), Some(Role::All(_) | Role::Memcpy(_)))
-                }
-                _ => false,
-            })
-            .map(|t| t.events.len() as u64)
-            .sum();
-        let _ = dropped;
         self.b.remove_tracks(|t| match t.key {
             TrackKey::Thread { pid, .. } => {
                 matches!(roles.get(&pid), Some(Role::All(_) | Role::Memcpy(_)))
@@ -1352,11 +1442,9 @@ impl ChromeState {
                 }
             }
         }
-        let mut launch_flows = 0u64;
         for f in std::mem::take(&mut self.raw_flows) {
             if f.kind == FlowKind::Launch && has_correlations {
                 // Correlation ids already link every launch; the arrows would duplicate them.
-                launch_flows += 1;
                 continue;
             }
             let (Some(&from_track), Some(&to_track)) = (
@@ -1374,7 +1462,6 @@ impl ChromeState {
                 kind: f.kind,
             });
         }
-        let _ = launch_flows;
     }
 
     fn fill_devices(&mut self) {
@@ -1489,24 +1576,239 @@ impl ChromeState {
                 self.b.source.tool = "Chrome trace (GPU events)".to_string();
             }
         }
-        let _ = self.device_props_seen;
     }
 }
 
-fn advance(p: &mut Parser<'_>, to: usize) {
-    while p.offset() < to {
-        if p.peek().is_none() {
-            break;
+/// Why [`tokenize`] stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// The data ended between elements.
+    End,
+    /// The element starting here runs past the end of the data.
+    Incomplete(usize),
+    /// Strict mode: the element starting here is not a valid event.
+    Error(usize),
+    /// The `]` closing the event array is here.
+    ArrayEnd(usize),
+}
+
+/// A problem with one element, reported in lenient mode.
+enum TokenIssue {
+    /// Broken JSON inside a complete element, at this offset.
+    Syntax(usize, &'static str),
+    /// An element that is not an object.
+    NotObject,
+}
+
+/// Walks the elements of (part of) the event array, calling `on` for each. In strict mode
+/// (speculative tokenizing on the reader thread) it stops at the first problem; in lenient mode
+/// it skips broken elements and reports them.
+fn tokenize<'a>(
+    data: &'a [u8],
+    strict: bool,
+    mut on: impl FnMut(Result<RawEvent<'a>, TokenIssue>, &Parser<'a>),
+) -> Stop {
+    let mut p = Parser::new(data);
+    loop {
+        p.skip_separators();
+        let Some(b) = p.peek() else { return Stop::End };
+        let start = p.offset();
+        match b {
+            b'{' => match parse_event(&mut p) {
+                Ok(ev) => on(Ok(ev), &p),
+                Err(e) => match json::ValueScanner::default().feed(data, start) {
+                    None => return Stop::Incomplete(start),
+                    Some(_) if strict => return Stop::Error(start),
+                    Some(end) => {
+                        on(Err(TokenIssue::Syntax(e.offset, e.detail)), &p);
+                        p.seek(end);
+                    }
+                },
+            },
+            b']' => return Stop::ArrayEnd(start),
+            _ if strict => return Stop::Error(start),
+            _ => match p.skip_value() {
+                Ok(()) => on(Err(TokenIssue::NotObject), &p),
+                Err(e) if e.offset >= data.len() => return Stop::Incomplete(start),
+                Err(e) => {
+                    on(Err(TokenIssue::Syntax(e.offset, e.detail)), &p);
+                    p.seek(start + 1);
+                }
+            },
         }
-        if p.offset() >= to {
-            break;
+    }
+}
+
+fn count_lines(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
+/// Text of an event field inside a block, or an unescaped copy.
+#[derive(Clone, Copy, Debug)]
+enum TextRef {
+    Slice(u32, u32),
+    Owned(u32),
+}
+
+/// A pid/tid/id inside a block.
+#[derive(Clone, Copy, Debug)]
+enum IdRef {
+    Int(i64),
+    Text(TextRef),
+}
+
+/// A [`RawEvent`] made on the reader thread, as offsets into its block (so it can cross
+/// threads without copying strings).
+#[derive(Debug)]
+struct PreEvent {
+    ph: u8,
+    scope: u8,
+    flow_in: bool,
+    flow_out: bool,
+    bp_enclosing: bool,
+    keys: u32,
+    bad_field: Option<&'static str>,
+    name: Option<TextRef>,
+    cat: Option<TextRef>,
+    ts: Option<TextRef>,
+    dur: Option<TextRef>,
+    pid: Option<IdRef>,
+    tid: Option<IdRef>,
+    id: Option<IdRef>,
+    bind_id: Option<IdRef>,
+    args: Option<TextRef>,
+}
+
+/// A block tokenized on the reader thread.
+#[derive(Debug)]
+struct PreBlock {
+    events: Vec<PreEvent>,
+    /// Unescaped strings referred to by [`TextRef::Owned`].
+    owned: Vec<String>,
+    /// Where tokenizing stopped; the consumer parses the rest itself.
+    stop_at: usize,
+    lenient_tokens: u64,
+    repaired_strings: u64,
+}
+
+/// Tokenizes a block on the reader thread (strict: stops at the first problem).
+fn pre_tokenize(bytes: &[u8]) -> PreBlock {
+    let mut block = PreBlock {
+        events: Vec::with_capacity(bytes.len() / 256),
+        owned: Vec::new(),
+        stop_at: 0,
+        lenient_tokens: 0,
+        repaired_strings: 0,
+    };
+    if u32::try_from(bytes.len()).is_err() {
+        return block;
+    }
+    let stop = tokenize(bytes, true, |ev, p| {
+        if let Ok(ev) = ev {
+            let e = PreEvent::from_raw(&ev, bytes, &mut block.owned);
+            block.events.push(e);
         }
-        // Skip one value or separator at a time until the target offset.
-        if p.eat(b',') {
-            continue;
+        block.lenient_tokens = p.lenient_tokens;
+        block.repaired_strings = p.repaired_strings;
+    });
+    block.stop_at = match stop {
+        Stop::End => bytes.len(),
+        Stop::Incomplete(at) | Stop::Error(at) | Stop::ArrayEnd(at) => at,
+    };
+    block
+}
+
+impl PreEvent {
+    fn from_raw(ev: &RawEvent<'_>, data: &[u8], owned: &mut Vec<String>) -> Self {
+        let base = data.as_ptr() as usize;
+        let slice = |s: &[u8]| -> Option<TextRef> {
+            let start = (s.as_ptr() as usize).checked_sub(base)?;
+            let end = start + s.len();
+            (end <= data.len()).then(|| {
+                TextRef::Slice(
+                    u32::try_from(start).unwrap_or(0),
+                    u32::try_from(end).unwrap_or(0),
+                )
+            })
+        };
+        let mut text = |c: &Cow<'_, str>| -> TextRef {
+            match c {
+                Cow::Borrowed(s) => slice(s.as_bytes()),
+                Cow::Owned(_) => None,
+            }
+            .unwrap_or_else(|| {
+                owned.push(c.to_string());
+                TextRef::Owned(u32::try_from(owned.len() - 1).unwrap_or(0))
+            })
+        };
+        let name = ev.name.as_ref().map(&mut text);
+        let cat = ev.cat.as_ref().map(&mut text);
+        let mut id = |r: &RawId<'_>| -> IdRef {
+            match r {
+                RawId::Int(v) => IdRef::Int(*v),
+                RawId::Str(c) => IdRef::Text(text(c)),
+            }
+        };
+        let pid = ev.pid.as_ref().map(&mut id);
+        let tid = ev.tid.as_ref().map(&mut id);
+        let eid = ev.id.as_ref().map(&mut id);
+        let bind_id = ev.bind_id.as_ref().map(&mut id);
+        Self {
+            ph: ev.ph,
+            scope: ev.scope,
+            flow_in: ev.flow_in,
+            flow_out: ev.flow_out,
+            bp_enclosing: ev.bp_enclosing,
+            keys: ev.keys,
+            bad_field: ev.bad_field,
+            name,
+            cat,
+            ts: ev.ts.and_then(slice),
+            dur: ev.dur.and_then(slice),
+            pid,
+            tid,
+            id: eid,
+            bind_id,
+            args: ev.args.and_then(slice),
         }
-        if p.skip_value().is_err() {
-            break;
+    }
+
+    fn to_raw<'a>(&self, bytes: &'a [u8], owned: &'a [String]) -> RawEvent<'a> {
+        let raw = |t: TextRef| -> &'a [u8] {
+            match t {
+                TextRef::Slice(a, b) => bytes.get(a as usize..b as usize).unwrap_or(&[]),
+                TextRef::Owned(i) => owned.get(i as usize).map_or(&[][..], |s| s.as_bytes()),
+            }
+        };
+        let text = |t: TextRef| -> Cow<'a, str> {
+            match std::str::from_utf8(raw(t)) {
+                Ok(s) => Cow::Borrowed(s),
+                Err(_) => Cow::Owned(String::from_utf8_lossy(raw(t)).into_owned()),
+            }
+        };
+        let id = |r: IdRef| -> RawId<'a> {
+            match r {
+                IdRef::Int(v) => RawId::Int(v),
+                IdRef::Text(t) => RawId::Str(text(t)),
+            }
+        };
+        RawEvent {
+            ph: self.ph,
+            name: self.name.map(text),
+            cat: self.cat.map(text),
+            ts: self.ts.map(raw),
+            dur: self.dur.map(raw),
+            pid: self.pid.map(id),
+            tid: self.tid.map(id),
+            id: self.id.map(id),
+            bind_id: self.bind_id.map(id),
+            flow_in: self.flow_in,
+            flow_out: self.flow_out,
+            bp_enclosing: self.bp_enclosing,
+            scope: self.scope,
+            args: self.args.map(raw),
+            bad_field: self.bad_field,
+            keys: self.keys,
         }
     }
 }
@@ -1608,7 +1910,7 @@ fn raw_id<'a>(
 }
 
 /// Reads the arguments kept for GPU events and API calls.
-fn parse_gpu_args(args: &[u8], outer: &mut Parser<'_>) -> GpuArgs {
+fn parse_gpu_args(args: &[u8], lenient_tokens: &mut u64) -> GpuArgs {
     let mut a = GpuArgs::default();
     let mut p = Parser::new(args);
     let int = |v: &Value<'_>| -> Option<i64> {
@@ -1652,7 +1954,7 @@ fn parse_gpu_args(args: &[u8], outer: &mut Parser<'_>) -> GpuArgs {
         }
         Ok(())
     });
-    outer.lenient_tokens += p.lenient_tokens;
+    *lenient_tokens += p.lenient_tokens;
     a
 }
 

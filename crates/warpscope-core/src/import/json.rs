@@ -2,10 +2,14 @@
 //!
 //! Two parts:
 //! - [`split_stream`] runs on a reader thread: it walks the top level of a Chrome trace
-//!   (object or bare array form), hands every top-level value other than `traceEvents` over
-//!   whole, and cuts the `traceEvents` array into blocks of complete elements, so memory stays
-//!   bounded by the block size whatever the file size.
-//! - [`Parser`] parses values out of one in-memory block without building a tree: numbers stay
+//!   (object or bare array form) up to the event array, hands every top-level value before it
+//!   over whole, then cuts the rest of the input into blocks of about [`BLOCK_BYTES`] at
+//!   *candidate* element boundaries (a `{` whose previous non-blank byte is a `,`), without
+//!   scanning every byte. A cut can be wrong (inside a string or a nested object); the consumer
+//!   detects that because the block before a wrong cut always ends inside an element, and
+//!   re-parses across the cut. When the consumer is behind (its queue is full), the reader
+//!   thread also tokenizes the next block itself, so both cores parse.
+//! - [`Parser`] parses values out of one in-memory slice without building a tree: numbers stay
 //!   text (so timestamps convert to nanoseconds exactly) and strings are borrowed unless they
 //!   hold escapes.
 //!
@@ -15,27 +19,30 @@
 
 use std::borrow::Cow;
 use std::io::{self, Read};
-use std::sync::mpsc::SyncSender;
+use std::sync::mpsc::{SyncSender, TrySendError};
 
 /// Size of the blocks of events handed to the parser.
 pub const BLOCK_BYTES: usize = 1 << 20;
 
-/// What the reader thread sends.
+/// What the reader thread sends. `T` is what the consumer's tokenizer makes of a block.
 #[derive(Debug)]
-pub enum Chunk {
-    /// A top-level key other than `traceEvents`, with its raw JSON value.
+pub enum Chunk<T> {
+    /// A top-level key before the event array, with its raw JSON value.
     TopLevel {
         /// The key.
         key: String,
         /// The value's JSON text.
         value: Vec<u8>,
     },
-    /// Complete elements of the events array, separated by commas and whitespace.
+    /// A block of input from inside the event array (the last blocks also hold whatever follows
+    /// the array). It starts at a candidate element boundary.
     Events {
         /// The text.
         bytes: Vec<u8>,
         /// Line number (1-based) at which the block starts, for error messages.
         first_line: u64,
+        /// The block already tokenized on the reader thread, when it had time to spare.
+        pre: Option<T>,
     },
     /// The end of the input.
     End(StreamEnd),
@@ -43,17 +50,15 @@ pub enum Chunk {
     Error(SplitError),
 }
 
-/// How the input ended.
+/// How the input ended, as far as the reader can tell.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct StreamEnd {
     /// True for the bare-array form.
     pub array_form: bool,
-    /// True if an events array was found.
+    /// True if an event array was found.
     pub found_events: bool,
-    /// True if the input ended inside the events array or the top-level object.
-    pub truncated: bool,
-    /// True if the input ended inside the events array.
-    pub truncated_in_events: bool,
+    /// True if the input ended in the top-level object before any event array.
+    pub truncated_before_events: bool,
     /// Decompressed bytes read.
     pub bytes: u64,
 }
@@ -125,7 +130,7 @@ impl<R: Read> Input<R> {
         loop {
             while self.pos < self.buf.len() {
                 let b = self.buf[self.pos];
-                if b.is_ascii_whitespace() || b == 0xEF || b == 0xBB || b == 0xBF {
+                if b.is_ascii_whitespace() || (self.dropped == 0 && self.pos < 3 && b >= 0xBB) {
                     self.pos += 1;
                 } else {
                     return Ok(Some(b));
@@ -167,7 +172,7 @@ impl<R: Read> Input<R> {
 /// Inside a container only its own bracket pair and quotes matter (other brackets are balanced
 /// within it), so the scan jumps between them with `memchr3`.
 #[derive(Default)]
-struct ValueScanner {
+pub(crate) struct ValueScanner {
     started: bool,
     /// The container's open and close bytes, for objects and arrays.
     brackets: Option<(u8, u8)>,
@@ -178,7 +183,7 @@ struct ValueScanner {
 
 impl ValueScanner {
     /// Continues scanning `buf[from..]`; returns the offset just past the value if it ends here.
-    fn feed(&mut self, buf: &[u8], from: usize) -> Option<usize> {
+    pub(crate) fn feed(&mut self, buf: &[u8], from: usize) -> Option<usize> {
         let mut i = from;
         if !self.started {
             // Caller guarantees buf[from] is the first byte of the value.
@@ -252,8 +257,13 @@ impl ValueScanner {
 }
 
 /// Reads a Chrome trace from `reader` and sends its parts to `tx`. Runs on the reader thread;
-/// returns when the input ends or the receiver hangs up.
-pub fn split_stream<R: Read>(reader: R, tx: &SyncSender<Chunk>) {
+/// returns when the input ends or the receiver hangs up. `tokenize` is applied to a block on
+/// this thread when the receiver's queue is full.
+pub fn split_stream<R: Read, T>(
+    reader: R,
+    tx: &SyncSender<Chunk<T>>,
+    mut tokenize: impl FnMut(&[u8]) -> T,
+) {
     let mut input = Input {
         reader,
         buf: Vec::with_capacity(BLOCK_BYTES * 3),
@@ -262,7 +272,7 @@ pub fn split_stream<R: Read>(reader: R, tx: &SyncSender<Chunk>) {
         dropped: 0,
         dropped_lines: 0,
     };
-    let chunk = match split_top(&mut input, tx) {
+    let chunk = match split_top(&mut input, tx, &mut tokenize) {
         Ok(Some(mut end)) => {
             end.bytes = input.dropped + input.buf.len() as u64;
             Chunk::End(end)
@@ -273,10 +283,11 @@ pub fn split_stream<R: Read>(reader: R, tx: &SyncSender<Chunk>) {
     let _ = tx.send(chunk);
 }
 
-/// Returns `Ok(None)` if the receiver went away.
-fn split_top<R: Read>(
+/// Walks the top level up to the event array. Returns `Ok(None)` if the receiver went away.
+fn split_top<R: Read, T>(
     input: &mut Input<R>,
-    tx: &SyncSender<Chunk>,
+    tx: &SyncSender<Chunk<T>>,
+    tokenize: &mut impl FnMut(&[u8]) -> T,
 ) -> Result<Option<StreamEnd>, SplitError> {
     let mut keep = 0usize;
     let first = input.peek_nonws(&mut keep).map_err(SplitError::Io)?;
@@ -286,16 +297,8 @@ fn split_top<R: Read>(
             end.array_form = true;
             end.found_events = true;
             input.pos += 1;
-            let events = split_events(input, tx).map_err(SplitError::Io)?;
-            match events {
-                EventsEnd::Receiver => return Ok(None),
-                EventsEnd::Closed => {}
-                EventsEnd::Eof => {
-                    end.truncated = true;
-                    end.truncated_in_events = true;
-                }
-            }
-            Ok(Some(end))
+            let alive = stream_events(input, tx, tokenize).map_err(SplitError::Io)?;
+            Ok(alive.then_some(end))
         }
         Some(b'{') => {
             input.pos += 1;
@@ -304,7 +307,7 @@ fn split_top<R: Read>(
                 let b = input.peek_nonws(&mut keep).map_err(SplitError::Io)?;
                 match b {
                     None => {
-                        end.truncated = true;
+                        end.truncated_before_events = true;
                         return Ok(Some(end));
                     }
                     Some(b'}') => {
@@ -315,7 +318,7 @@ fn split_top<R: Read>(
                     Some(b'"') => {
                         let Some(key_end) = input.scan_value(&mut keep).map_err(SplitError::Io)?
                         else {
-                            end.truncated = true;
+                            end.truncated_before_events = true;
                             return Ok(Some(end));
                         };
                         let key = String::from_utf8_lossy(&input.buf[input.pos + 1..key_end - 1])
@@ -325,7 +328,7 @@ fn split_top<R: Read>(
                         match input.peek_nonws(&mut keep).map_err(SplitError::Io)? {
                             Some(b':') => input.pos += 1,
                             None => {
-                                end.truncated = true;
+                                end.truncated_before_events = true;
                                 return Ok(Some(end));
                             }
                             Some(_) => {
@@ -340,19 +343,12 @@ fn split_top<R: Read>(
                         if key == "traceEvents" && v == Some(b'[') {
                             end.found_events = true;
                             input.pos += 1;
-                            match split_events(input, tx).map_err(SplitError::Io)? {
-                                EventsEnd::Receiver => return Ok(None),
-                                EventsEnd::Closed => {}
-                                EventsEnd::Eof => {
-                                    end.truncated = true;
-                                    end.truncated_in_events = true;
-                                    return Ok(Some(end));
-                                }
-                            }
-                            continue;
+                            let alive =
+                                stream_events(input, tx, tokenize).map_err(SplitError::Io)?;
+                            return Ok(alive.then_some(end));
                         }
                         if v.is_none() {
-                            end.truncated = true;
+                            end.truncated_before_events = true;
                             return Ok(Some(end));
                         }
                         keep = input.pos;
@@ -360,7 +356,7 @@ fn split_top<R: Read>(
                         let Some(value_end) =
                             input.scan_value(&mut keep).map_err(SplitError::Io)?
                         else {
-                            end.truncated = true;
+                            end.truncated_before_events = true;
                             return Ok(Some(end));
                         };
                         if value_end == input.pos {
@@ -398,73 +394,85 @@ fn split_top<R: Read>(
     }
 }
 
-enum EventsEnd {
-    Closed,
-    Eof,
-    Receiver,
+/// Finds a candidate element boundary at or after `from`: a `{` whose previous non-blank byte
+/// is a `,`. Returns the offset of the `{`.
+fn find_cut(buf: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    while let Some(k) = memchr::memchr(b'{', buf.get(at..)?) {
+        let p = at + k;
+        let before = buf[..p].iter().rev().find(|b| !b.is_ascii_whitespace());
+        if before == Some(&b',') {
+            return Some(p);
+        }
+        at = p + 1;
+    }
+    None
 }
 
-/// Streams the elements of an array whose `[` was just consumed.
-fn split_events<R: Read>(input: &mut Input<R>, tx: &SyncSender<Chunk>) -> io::Result<EventsEnd> {
+/// Sends the rest of the input from `input.pos` in blocks cut at candidate boundaries. Returns
+/// false if the receiver went away.
+fn stream_events<R: Read, T>(
+    input: &mut Input<R>,
+    tx: &SyncSender<Chunk<T>>,
+    tokenize: &mut impl FnMut(&[u8]) -> T,
+) -> io::Result<bool> {
     let mut block_start = input.pos;
-    let mut block_line = input.line_at(block_start);
-    let flush = |input: &Input<R>, from: usize, to: usize, line: u64| -> Option<u64> {
-        if to <= from {
-            return Some(line);
-        }
-        let bytes = input.buf[from..to].to_vec();
-        let next_line = line + memchr::memchr_iter(b'\n', &bytes).count() as u64;
-        tx.send(Chunk::Events {
-            bytes,
-            first_line: line,
-        })
-        .ok()?;
-        Some(next_line)
-    };
+    let mut line = input.line_at(block_start);
+    let mut search_from = block_start + BLOCK_BYTES;
     loop {
-        let b = input.peek_nonws(&mut block_start)?;
-        match b {
+        let cut = if input.buf.len() > search_from {
+            find_cut(&input.buf, search_from)
+        } else {
+            None
+        };
+        let end = match cut {
+            Some(c) => c,
             None => {
-                let to = input.buf.len().min(input.pos);
-                return Ok(match flush(input, block_start, to, block_line) {
-                    Some(_) => EventsEnd::Eof,
-                    None => EventsEnd::Receiver,
-                });
+                search_from = search_from.max(input.buf.len());
+                let (shift, more) = input.fill(block_start)?;
+                block_start -= shift;
+                search_from -= shift;
+                if more {
+                    continue;
+                }
+                input.buf.len()
             }
-            Some(b']') => {
-                let to = input.pos;
-                input.pos += 1;
-                return Ok(match flush(input, block_start, to, block_line) {
-                    Some(_) => EventsEnd::Closed,
-                    None => EventsEnd::Receiver,
-                });
-            }
-            Some(b',') => input.pos += 1,
-            Some(_) => {
-                let element_start = input.pos;
-                let before = block_start;
-                match input.scan_value(&mut block_start)? {
-                    Some(end) => {
-                        input.pos = end.max(input.pos + 1);
-                    }
-                    None => {
-                        let shift = before - block_start;
-                        let to = element_start - shift;
-                        return Ok(match flush(input, block_start, to, block_line) {
-                            Some(_) => EventsEnd::Eof,
-                            None => EventsEnd::Receiver,
-                        });
+        };
+        if end > block_start {
+            let bytes = input.buf[block_start..end].to_vec();
+            let next_line = line + memchr::memchr_iter(b'\n', &bytes).count() as u64;
+            let chunk = Chunk::Events {
+                bytes,
+                first_line: line,
+                pre: None,
+            };
+            match tx.try_send(chunk) {
+                Ok(()) => {}
+                Err(TrySendError::Full(Chunk::Events {
+                    bytes, first_line, ..
+                })) => {
+                    // The parser is behind: tokenize this block here.
+                    let pre = Some(tokenize(&bytes));
+                    let chunk = Chunk::Events {
+                        bytes,
+                        first_line,
+                        pre,
+                    };
+                    if tx.send(chunk).is_err() {
+                        return Ok(false);
                     }
                 }
-                if input.pos - block_start >= BLOCK_BYTES {
-                    match flush(input, block_start, input.pos, block_line) {
-                        Some(next) => block_line = next,
-                        None => return Ok(EventsEnd::Receiver),
-                    }
-                    block_start = input.pos;
-                }
+                Err(_) => return Ok(false),
             }
+            line = next_line;
         }
+        if cut.is_none() {
+            input.pos = input.buf.len();
+            return Ok(true);
+        }
+        block_start = end;
+        input.pos = end;
+        search_from = end + BLOCK_BYTES;
     }
 }
 
@@ -518,6 +526,11 @@ impl<'a> Parser<'a> {
     /// Current offset.
     pub fn offset(&self) -> usize {
         self.pos
+    }
+
+    /// Moves to `offset` (clamped to the end).
+    pub fn seek(&mut self, offset: usize) {
+        self.pos = offset.min(self.buf.len());
     }
 
     fn err<T>(&self, detail: &'static str) -> Result<T, SyntaxError> {
@@ -849,7 +862,7 @@ mod tests {
 
     fn split(text: &[u8]) -> (Vec<(String, Vec<u8>)>, Vec<u8>, StreamEnd) {
         let (tx, rx) = sync_channel(1024);
-        split_stream(text, &tx);
+        split_stream(text, &tx, |b: &[u8]| b.len());
         drop(tx);
         let mut top = Vec::new();
         let mut events = Vec::new();
@@ -857,10 +870,7 @@ mod tests {
         for c in rx {
             match c {
                 Chunk::TopLevel { key, value } => top.push((key, value)),
-                Chunk::Events { bytes, .. } => {
-                    events.extend_from_slice(&bytes);
-                    events.push(b',');
-                }
+                Chunk::Events { bytes, .. } => events.extend_from_slice(&bytes),
                 Chunk::End(e) => end = Some(e),
                 Chunk::Error(e) => panic!("{e:?}"),
             }
@@ -869,54 +879,25 @@ mod tests {
     }
 
     #[test]
-    fn splits_object_form_with_keys_after_events() {
+    fn keys_before_the_events_are_sent_whole_and_the_rest_streamed() {
         let text = br#"
 {"schemaVersion": 1, "deviceProperties": [{"id": 0}], "traceEvents": [
  {"ph": "X", "name": "a}{\"", "ts": 1},
  {"ph": "X", "name": "b", "args": {"x": [1, 2]}},
 ], "baseTimeNanoseconds": 1700000000000000000}"#;
         let (top, events, end) = split(text);
-        assert_eq!(top.len(), 3);
+        assert_eq!(top.len(), 2);
         assert_eq!(top[0], ("schemaVersion".to_string(), b"1".to_vec()));
         assert_eq!(top[1].1, b"[{\"id\": 0}]".to_vec());
-        assert_eq!(top[2].0, "baseTimeNanoseconds");
-        assert!(!end.truncated);
-        assert!(end.found_events);
-        let mut p = Parser::new(&events);
-        let mut names = Vec::new();
-        loop {
-            p.skip_separators();
-            if p.at_end() {
-                break;
-            }
-            p.object(|p, k| {
-                if k == b"name" {
-                    names.push(p.string()?.into_owned());
-                    Ok(())
-                } else {
-                    p.skip_value()
-                }
-            })
-            .unwrap();
-        }
-        assert_eq!(names, vec!["a}{\"", "b"]);
-    }
-
-    #[test]
-    fn truncated_array_keeps_complete_elements() {
-        let text = br#"[{"ph":"X","name":"a"},{"ph":"X","name":"b"},{"ph":"X","na"#;
-        let (_, events, end) = split(text);
-        assert!(end.array_form && end.truncated && end.truncated_in_events);
-        assert_eq!(
-            events,
-            br#"{"ph":"X","name":"a"},{"ph":"X","name":"b"},"#.to_vec()
-        );
+        assert!(end.found_events && !end.array_form && !end.truncated_before_events);
+        // Everything after `[` arrives as event blocks, the tail included.
+        assert!(events.ends_with(b"], \"baseTimeNanoseconds\": 1700000000000000000}"));
     }
 
     #[test]
     fn rejects_text_that_is_not_a_trace() {
-        let (tx, rx) = sync_channel(16);
-        split_stream(&b"{ this is not json }"[..], &tx);
+        let (tx, rx) = sync_channel::<Chunk<()>>(16);
+        split_stream(&b"{ this is not json }"[..], &tx, |_| ());
         drop(tx);
         let last = rx.into_iter().last().unwrap();
         assert!(matches!(
@@ -926,37 +907,53 @@ mod tests {
     }
 
     #[test]
-    fn big_input_is_cut_into_blocks_of_whole_elements() {
+    fn big_input_is_cut_at_element_starts_and_loses_nothing() {
         let mut text = b"[".to_vec();
         let n = 40_000;
         for i in 0..n {
             text.extend_from_slice(
-                format!("{{\"ph\":\"X\",\"name\":\"ev{i}\",\"args\":{{\"s\":\"{{}}\"}}}},\n")
-                    .as_bytes(),
+                format!("{{\"ph\":\"X\",\"name\":\"ev{i}, {{\"}},\n").as_bytes(),
             );
         }
         text.push(b']');
-        let (tx, rx) = sync_channel(1024);
-        split_stream(&text[..], &tx);
-        drop(tx);
+        // A queue of 1 forces the reader to tokenize some blocks itself.
+        let (tx, rx) = sync_channel(1);
+        let t = std::thread::spawn(move || split_stream(&text[..], &tx, |b: &[u8]| b.len()));
+        let mut all = b"[".to_vec();
         let mut blocks = 0;
-        let mut count = 0;
+        let mut tokenized = 0;
         for c in rx {
-            if let Chunk::Events { bytes, .. } = c {
+            if let Chunk::Events { bytes, pre, .. } = c {
+                // A slow consumer makes the queue fill up.
+                std::thread::sleep(std::time::Duration::from_millis(20));
                 blocks += 1;
-                let mut p = Parser::new(&bytes);
-                loop {
-                    p.skip_separators();
-                    if p.at_end() {
-                        break;
-                    }
-                    p.skip_value().unwrap();
-                    count += 1;
+                if let Some(len) = pre {
+                    assert_eq!(len, bytes.len());
+                    tokenized += 1;
                 }
+                if blocks > 1 {
+                    assert_eq!(bytes[0], b'{');
+                }
+                all.extend_from_slice(&bytes);
             }
         }
+        t.join().unwrap();
         assert!(blocks > 1);
-        assert_eq!(count, n);
+        assert!(tokenized > 0);
+        let mut expected = b"[".to_vec();
+        for i in 0..n {
+            expected.extend_from_slice(
+                format!("{{\"ph\":\"X\",\"name\":\"ev{i}, {{\"}},\n").as_bytes(),
+            );
+        }
+        expected.push(b']');
+        assert_eq!(all, expected);
+    }
+
+    #[test]
+    fn cuts_follow_a_comma() {
+        assert_eq!(find_cut(b"{\"a\":{\"b\":1}},\n  {\"c\":2}", 1), Some(17));
+        assert_eq!(find_cut(b"[{\"a\":{}}]", 1), None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! importer.
 
 pub mod chrome;
-mod json;
+pub mod json;
 pub mod nvprof;
 pub mod sqlite;
 
