@@ -64,6 +64,8 @@ pub struct ProfileBuilder {
     pub recorded_summary: Option<RecordedSummary>,
     /// Flows to bind by time in `finish`.
     pub pending_flows: Vec<PendingFlow>,
+    /// Flows between known events: ((track, index), (track, index), kind), indices as pushed.
+    exact_flows: Vec<((TrackId, u32), (TrackId, u32), FlowKind)>,
     /// Time zero on the file clock, if the importer knows it; otherwise the earliest event.
     pub origin_raw_ns: Option<i64>,
     /// Offset that turns the file clock into Unix-epoch nanoseconds, if known.
@@ -104,6 +106,7 @@ impl ProfileBuilder {
             markers: Vec::new(),
             recorded_summary: None,
             pending_flows: Vec::new(),
+            exact_flows: Vec::new(),
             origin_raw_ns: None,
             unix_offset_ns: None,
             tracks: Vec::new(),
@@ -238,6 +241,11 @@ impl ProfileBuilder {
             .push(start_ns, dur_ns, name, kind, detail);
     }
 
+    /// Adds a flow between two pushed events, given as (track, index in push order).
+    pub fn push_exact_flow(&mut self, from: (TrackId, u32), to: (TrackId, u32), kind: FlowKind) {
+        self.exact_flows.push((from, to, kind));
+    }
+
     fn note_gpu_correlation(&mut self, scope: u32, correlation: u64, track: TrackId) {
         let index = u32::try_from(self.tracks[track.0 as usize].events.len()).unwrap_or(0);
         self.gpu_correlations
@@ -300,6 +308,16 @@ impl ProfileBuilder {
         };
         fix(&mut self.api_correlations);
         fix(&mut self.gpu_correlations);
+        self.exact_flows.retain_mut(|(from, to, _)| {
+            match (remap[from.0.0 as usize], remap[to.0.0 as usize]) {
+                (Some(a), Some(b)) => {
+                    from.0 = a;
+                    to.0 = b;
+                    true
+                }
+                _ => false,
+            }
+        });
         self.pending_flows.retain_mut(|f| {
             match (remap[f.from_track.0 as usize], remap[f.to_track.0 as usize]) {
                 (Some(a), Some(b)) => {
@@ -362,6 +380,23 @@ impl ProfileBuilder {
             &self.gpu_correlations,
             &new_index_of,
         );
+        for ((ft, fi), (tt, ti), kind) in std::mem::take(&mut self.exact_flows) {
+            let new_index =
+                |t: TrackId, i: u32| new_index_of[t.0 as usize].get(i as usize).copied();
+            if let (Some(a), Some(b)) = (new_index(ft, fi), new_index(tt, ti)) {
+                flows.push(Flow {
+                    from: EventRef {
+                        track: ft.0,
+                        index: a,
+                    },
+                    to: EventRef {
+                        track: tt.0,
+                        index: b,
+                    },
+                    kind,
+                });
+            }
+        }
         let mut unbound = 0u64;
         for pf in std::mem::take(&mut self.pending_flows) {
             let from_track = &self.tracks[pf.from_track.0 as usize];

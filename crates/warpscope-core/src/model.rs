@@ -724,18 +724,13 @@ impl Profile {
         let mut span: Option<(i64, i64)> = None;
         for track in &self.tracks {
             let ev = &track.events;
-            if ev.is_empty() {
-                continue;
-            }
-            let first = ev.start_ns[0];
-            let mut last_end = first;
             for i in 0..ev.len() {
-                last_end = last_end.max(ev.end_ns(i));
+                if ev.kind[i] == EventKind::Instant {
+                    continue;
+                }
+                let (a, b) = (ev.start_ns[i], ev.end_ns(i));
+                span = Some(span.map_or((a, b), |(s, e)| (s.min(a), e.max(b))));
             }
-            span = Some(match span {
-                None => (first, last_end),
-                Some((a, b)) => (a.min(first), b.max(last_end)),
-            });
         }
         span
     }

@@ -246,6 +246,17 @@ struct OpenBegin {
     ts_ns: i64,
     name: StrId,
     class: Class,
+    /// The begin event's args (the end's are used when it has none).
+    args: Option<Vec<u8>>,
+}
+
+/// One `s`/`t`/`f` event.
+#[derive(Clone, Copy)]
+struct FlowPoint {
+    ph: u8,
+    at: (TraceId, TraceId, i64),
+    enclosing: bool,
+    kind: FlowKind,
 }
 
 /// A flow end point as read, bound to tracks in `finish`.
@@ -279,8 +290,10 @@ struct ChromeState {
     last_track: Option<(TrackKey, TrackId)>,
     open_begins: FxHashMap<(TraceId, TraceId), Vec<OpenBegin>>,
     open_async: FxHashMap<(TraceId, StrId, u64), Vec<(i64, StrId)>>,
-    flow_starts: FxHashMap<(StrId, u64), ((TraceId, TraceId, i64), FlowKind)>,
-    bind_starts: FxHashMap<u64, (TraceId, TraceId, i64)>,
+    /// Flow points (`s`, `t`, `f`) by (category, id), matched in time order at the end.
+    flow_points: FxHashMap<(StrId, u64), Vec<FlowPoint>>,
+    /// v2 flow ends (`bind_id`): (id, is the start, the event's track and index).
+    bind_points: Vec<(u64, bool, TrackId, u32, i64)>,
     raw_flows: Vec<RawFlow>,
     counters: FxHashMap<(TraceId, String), usize>,
     thread_names: FxHashMap<(TraceId, TraceId), Vec<String>>,
@@ -292,6 +305,7 @@ struct ChromeState {
     events_read: u64,
     lenient_tokens: u64,
     repaired_strings: u64,
+    control_strings: u64,
 }
 
 impl ChromeState {
@@ -308,8 +322,8 @@ impl ChromeState {
             last_track: None,
             open_begins: FxHashMap::default(),
             open_async: FxHashMap::default(),
-            flow_starts: FxHashMap::default(),
-            bind_starts: FxHashMap::default(),
+            flow_points: FxHashMap::default(),
+            bind_points: Vec::new(),
             raw_flows: Vec::new(),
             counters: FxHashMap::default(),
             thread_names: FxHashMap::default(),
@@ -321,6 +335,7 @@ impl ChromeState {
             events_read: 0,
             lenient_tokens: 0,
             repaired_strings: 0,
+            control_strings: 0,
         }
     }
 
@@ -371,6 +386,12 @@ impl ChromeState {
     /// The input ended: report truncation and read what followed the event array.
     fn end(&mut self, end: StreamEnd) -> Result<(), ImportError> {
         self.b.source.content_bytes = end.bytes;
+        if end.compressed_stream_cut && !end.found_events {
+            return Err(self.corrupt(
+                1,
+                "the gzip data ends before any event: the file is cut off",
+            ));
+        }
         if !end.found_events {
             if end.truncated_before_events {
                 return Err(self.corrupt(
@@ -556,6 +577,7 @@ impl ChromeState {
             if let Some(pre) = pre {
                 self.lenient_tokens += pre.lenient_tokens;
                 self.repaired_strings += pre.repaired_strings;
+                self.control_strings += pre.control_strings;
                 for e in &pre.events {
                     let ev = e.to_raw(&bytes, &pre.owned);
                     self.events_read += 1;
@@ -588,6 +610,7 @@ impl ChromeState {
         let mut non_objects = 0u64;
         let mut lenient = 0u64;
         let mut repaired = 0u64;
+        let mut control = 0u64;
         let stop = tokenize(data, false, |ev, p| {
             match ev {
                 Ok(ev) => {
@@ -607,9 +630,11 @@ impl ChromeState {
             }
             lenient = p.lenient_tokens;
             repaired = p.repaired_strings;
+            control = p.control_strings;
         });
         self.lenient_tokens += lenient;
         self.repaired_strings += repaired;
+        self.control_strings += control;
         match stop {
             Stop::End => {}
             Stop::Incomplete(at) | Stop::Error(at) => {
@@ -710,20 +735,18 @@ impl ChromeState {
                 };
                 let cat = ev.cat.as_deref().unwrap_or("");
                 let class = self.class_of(cat);
-                self.slice(class, pid, tid, ts_ns, dur_ns, name_text, ev.args);
+                let track = self.slice(class, pid, tid, ts_ns, dur_ns, name_text, ev.args);
                 if let Some(id) = ev.bind_id.as_ref().and_then(|i| self.flow_id(i)) {
+                    let index = self.b.tracks()[track.0 as usize]
+                        .events
+                        .len()
+                        .saturating_sub(1);
+                    let index = u32::try_from(index).unwrap_or(0);
                     if ev.flow_out {
-                        self.bind_starts.insert(id, (pid, tid, ts_ns));
+                        self.bind_points.push((id, true, track, index, ts_ns));
                     }
                     if ev.flow_in {
-                        if let Some(from) = self.bind_starts.remove(&id) {
-                            self.raw_flows.push(RawFlow {
-                                from,
-                                to: (pid, tid, ts_ns),
-                                to_enclosing: true,
-                                kind: FlowKind::Other,
-                            });
-                        }
+                        self.bind_points.push((id, false, track, index, ts_ns));
                     }
                 }
             }
@@ -734,13 +757,20 @@ impl ChromeState {
                 self.open_begins
                     .entry((pid, tid))
                     .or_default()
-                    .push(OpenBegin { ts_ns, name, class });
+                    .push(OpenBegin {
+                        ts_ns,
+                        name,
+                        class,
+                        args: ev.args.map(<[u8]>::to_vec),
+                    });
             }
             b'E' => {
                 let open = self.open_begins.get_mut(&(pid, tid)).and_then(Vec::pop);
                 match open {
                     Some(open) => {
                         let name = self.b.strings.get(open.name).to_string();
+                        let merged = merge_args(open.args.as_deref(), ev.args);
+                        let args = merged.as_deref();
                         self.slice(
                             open.class,
                             pid,
@@ -748,7 +778,7 @@ impl ChromeState {
                             open.ts_ns,
                             (ts_ns - open.ts_ns).max(0),
                             &name,
-                            None,
+                            args,
                         );
                     }
                     None => self.b.warn(
@@ -1099,29 +1129,68 @@ impl ChromeState {
         } else {
             self.b.intern(cat_text)
         };
-        let here = (pid, tid, ts_ns);
-        match ev.ph {
-            b's' => {
-                self.flow_starts.insert((cat, id), (here, kind));
-            }
-            b't' | b'f' => {
-                // Lone ends are normal (Kineto emits them for calls that launch nothing).
-                let Some((from, kind)) = self.flow_starts.get(&(cat, id)).copied() else {
-                    return;
-                };
-                self.raw_flows.push(RawFlow {
-                    from,
-                    to: here,
-                    to_enclosing: ev.ph == b't' || ev.bp_enclosing,
-                    kind,
-                });
-                if ev.ph == b't' {
-                    self.flow_starts.insert((cat, id), (here, kind));
-                } else {
-                    self.flow_starts.remove(&(cat, id));
+        self.flow_points
+            .entry((cat, id))
+            .or_default()
+            .push(FlowPoint {
+                ph: ev.ph,
+                at: (pid, tid, ts_ns),
+                enclosing: ev.ph == b't' || ev.bp_enclosing,
+                kind,
+            });
+    }
+
+    /// Chains the flow points of each (category, id) in file order: `s` starts an arrow, `t`
+    /// continues it, `f` ends it. An end read before any start waits for the next start (the
+    /// format does not require events in order). Ends that never get a start are normal
+    /// (Kineto writes them for calls that launch nothing) and are dropped.
+    fn match_flow_points(&mut self) {
+        let mut keys: Vec<_> = self.flow_points.keys().copied().collect();
+        keys.sort_unstable();
+        for key in keys {
+            let Some(points) = self.flow_points.remove(&key) else {
+                continue;
+            };
+            let mut from: Option<(TraceId, TraceId, i64)> = None;
+            let mut waiting: Option<FlowPoint> = None;
+            for p in points {
+                match (p.ph, from) {
+                    (b's', _) => match waiting.take() {
+                        Some(end) => self.raw_flows.push(RawFlow {
+                            from: p.at,
+                            to: end.at,
+                            to_enclosing: end.enclosing,
+                            kind: end.kind,
+                        }),
+                        None => from = Some(p.at),
+                    },
+                    (_, Some(start)) => {
+                        self.raw_flows.push(RawFlow {
+                            from: start,
+                            to: p.at,
+                            to_enclosing: p.enclosing,
+                            kind: p.kind,
+                        });
+                        from = (p.ph == b't').then_some(p.at);
+                    }
+                    (b'f', None) => waiting = Some(p),
+                    _ => {}
                 }
             }
-            _ => {}
+        }
+        // v2 flows bind to the very events that carry them.
+        let mut points = std::mem::take(&mut self.bind_points);
+        points.sort_by_key(|p| (p.0, p.4, !p.1));
+        let mut open: Option<(u64, TrackId, u32)> = None;
+        for (id, is_out, track, index, _) in points {
+            if is_out {
+                open = Some((id, track, index));
+            } else if let Some((oid, otrack, oindex)) = open {
+                if oid == id {
+                    self.b
+                        .push_exact_flow((otrack, oindex), (track, index), FlowKind::Other);
+                }
+            }
         }
     }
 
@@ -1191,7 +1260,7 @@ impl ChromeState {
                     open.ts_ns,
                     end - open.ts_ns,
                     &name,
-                    None,
+                    open.args.as_deref(),
                 );
             }
         }
@@ -1210,6 +1279,7 @@ impl ChromeState {
                 "async begin (`b`) events without an end were skipped",
             );
         }
+        self.match_flow_points();
         self.apply_tensorflow_layout();
         self.name_tracks();
         self.bind_flows();
@@ -1379,12 +1449,13 @@ impl ChromeState {
                 },
             );
         }
+        // Drop the twins, and tracks emptied by merging several tids of one stream pid.
         self.b.remove_tracks(|t| match t.key {
             TrackKey::Thread { pid, .. } => {
-                matches!(roles.get(&pid), Some(Role::All(_) | Role::Memcpy(_)))
+                t.events.is_empty()
+                    || matches!(roles.get(&pid), Some(Role::All(_) | Role::Memcpy(_)))
             }
-            TrackKey::Gpu { .. } => t.events.is_empty(),
-            TrackKey::Async { .. } => false,
+            _ => t.events.is_empty(),
         });
         self.thread_tracks.clear();
         self.last_track = None;
@@ -1508,6 +1579,13 @@ impl ChromeState {
                 "invalid JSON tokens (N/A, NaN, Infinity) were read as null",
             );
         }
+        if self.control_strings > 0 {
+            self.b.warn(
+                "control_characters",
+                self.control_strings,
+                "strings with raw control characters (invalid JSON) were kept as they are",
+            );
+        }
         if self.repaired_strings > 0 {
             self.b.warn(
                 "invalid_utf8",
@@ -1576,6 +1654,20 @@ impl ChromeState {
                 self.b.source.tool = "Chrome trace (GPU events)".to_string();
             }
         }
+    }
+}
+
+/// The args of a `B` and its `E` merged into one object (the end's keys win).
+fn merge_args(begin: Option<&[u8]>, end: Option<&[u8]>) -> Option<Vec<u8>> {
+    match (begin, end) {
+        (Some(b), Some(e)) if b.len() >= 2 && e.len() >= 2 => {
+            let mut m = b[..b.len() - 1].to_vec();
+            m.push(b',');
+            m.extend_from_slice(&e[1..]);
+            Some(m)
+        }
+        (Some(b), _) => Some(b.to_vec()),
+        (None, e) => e.map(<[u8]>::to_vec),
     }
 }
 
@@ -1689,6 +1781,7 @@ struct PreBlock {
     stop_at: usize,
     lenient_tokens: u64,
     repaired_strings: u64,
+    control_strings: u64,
 }
 
 /// Tokenizes a block on the reader thread (strict: stops at the first problem).
@@ -1699,6 +1792,7 @@ fn pre_tokenize(bytes: &[u8]) -> PreBlock {
         stop_at: 0,
         lenient_tokens: 0,
         repaired_strings: 0,
+        control_strings: 0,
     };
     if u32::try_from(bytes.len()).is_err() {
         return block;
@@ -1710,6 +1804,7 @@ fn pre_tokenize(bytes: &[u8]) -> PreBlock {
         }
         block.lenient_tokens = p.lenient_tokens;
         block.repaired_strings = p.repaired_strings;
+        block.control_strings = p.control_strings;
     });
     block.stop_at = match stop {
         Stop::End => bytes.len(),

@@ -59,6 +59,8 @@ pub struct StreamEnd {
     pub found_events: bool,
     /// True if the input ended in the top-level object before any event array.
     pub truncated_before_events: bool,
+    /// True if the gzip stream ended before its end marker.
+    pub compressed_stream_cut: bool,
     /// Decompressed bytes read.
     pub bytes: u64,
 }
@@ -86,6 +88,8 @@ struct Input<R> {
     dropped: u64,
     /// Newlines in the dropped bytes.
     dropped_lines: u64,
+    /// True if the compressed stream ended early.
+    cut_short: bool,
 }
 
 impl<R: Read> Input<R> {
@@ -112,6 +116,12 @@ impl<R: Read> Input<R> {
                 }
                 Ok(_) => return Ok((shift, true)),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                // A gzip stream cut short: what was decompressed is all there is.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    self.eof = true;
+                    self.cut_short = true;
+                    return Ok((shift, self.buf.len() > old_len));
+                }
                 Err(e) => {
                     self.buf.truncate(old_len);
                     return Err(e);
@@ -271,10 +281,12 @@ pub fn split_stream<R: Read, T>(
         eof: false,
         dropped: 0,
         dropped_lines: 0,
+        cut_short: false,
     };
     let chunk = match split_top(&mut input, tx, &mut tokenize) {
         Ok(Some(mut end)) => {
             end.bytes = input.dropped + input.buf.len() as u64;
+            end.compressed_stream_cut = input.cut_short;
             Chunk::End(end)
         }
         Ok(None) => return,
@@ -510,6 +522,8 @@ pub struct Parser<'a> {
     pub lenient_tokens: u64,
     /// Strings with invalid UTF-8 repaired so far.
     pub repaired_strings: u64,
+    /// Strings holding raw control characters (invalid JSON, kept as they are) so far.
+    pub control_strings: u64,
 }
 
 impl<'a> Parser<'a> {
@@ -520,6 +534,7 @@ impl<'a> Parser<'a> {
             pos: 0,
             lenient_tokens: 0,
             repaired_strings: 0,
+            control_strings: 0,
         }
     }
 
@@ -623,6 +638,9 @@ impl<'a> Parser<'a> {
     }
 
     fn decode(&mut self, raw: &'a [u8], escaped: bool) -> Cow<'a, str> {
+        if raw.iter().any(|&b| b < 0x20) {
+            self.control_strings += 1;
+        }
         if !escaped {
             return match std::str::from_utf8(raw) {
                 Ok(s) => Cow::Borrowed(s),
@@ -916,8 +934,8 @@ mod tests {
             );
         }
         text.push(b']');
-        // A queue of 1 forces the reader to tokenize some blocks itself.
-        let (tx, rx) = sync_channel(1);
+        // Without a queue (and a slow consumer) the reader tokenizes blocks itself.
+        let (tx, rx) = sync_channel(0);
         let t = std::thread::spawn(move || split_stream(&text[..], &tx, |b: &[u8]| b.len()));
         let mut all = b"[".to_vec();
         let mut blocks = 0;

@@ -197,19 +197,6 @@ pub(crate) fn open_content(path: &Path) -> Result<(Box<dyn Read + Send>, bool, u
     }
 }
 
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
-}
-
 /// Reads the first bytes of the decompressed content for sniffing.
 fn read_head(path: &Path) -> Result<(Vec<u8>, bool), ImportError> {
     let (mut reader, compressed, _) = open_content(path)?;
@@ -229,6 +216,21 @@ fn read_head(path: &Path) -> Result<(Vec<u8>, bool), ImportError> {
     })?;
     head.truncate(n);
     Ok((head, compressed))
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // A cut-off gzip stream: sniff what could be decompressed.
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && n > 0 => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// Imports any supported file, detecting its format from the content.
