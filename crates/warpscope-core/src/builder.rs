@@ -13,6 +13,9 @@ use crate::model::{
 };
 use crate::strings::{StrId, StringTable};
 
+/// An event as pushed: its track and its index in push order.
+pub type PushedEvent = (TrackId, u32);
+
 /// Index of a track inside a [`ProfileBuilder`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TrackId(pub u32);
@@ -65,7 +68,7 @@ pub struct ProfileBuilder {
     /// Flows to bind by time in `finish`.
     pub pending_flows: Vec<PendingFlow>,
     /// Flows between known events: ((track, index), (track, index), kind), indices as pushed.
-    exact_flows: Vec<((TrackId, u32), (TrackId, u32), FlowKind)>,
+    exact_flows: Vec<(PushedEvent, PushedEvent, FlowKind)>,
     /// Time zero on the file clock, if the importer knows it; otherwise the earliest event.
     pub origin_raw_ns: Option<i64>,
     /// Offset that turns the file clock into Unix-epoch nanoseconds, if known.
@@ -199,6 +202,7 @@ impl ProfileBuilder {
     }
 
     /// Adds a copy, set or unified-memory transfer (`kind` says which) with its details.
+    #[allow(clippy::too_many_arguments)] // one argument per event column, as in `push_kernel`
     pub fn push_copy(
         &mut self,
         track: TrackId,
@@ -220,6 +224,7 @@ impl ProfileBuilder {
     }
 
     /// Adds a runtime or driver API call (`kind`) with its details.
+    #[allow(clippy::too_many_arguments)] // one argument per event column, as in `push_kernel`
     pub fn push_api(
         &mut self,
         track: TrackId,
@@ -242,7 +247,7 @@ impl ProfileBuilder {
     }
 
     /// Adds a flow between two pushed events, given as (track, index in push order).
-    pub fn push_exact_flow(&mut self, from: (TrackId, u32), to: (TrackId, u32), kind: FlowKind) {
+    pub fn push_exact_flow(&mut self, from: PushedEvent, to: PushedEvent, kind: FlowKind) {
         self.exact_flows.push((from, to, kind));
     }
 

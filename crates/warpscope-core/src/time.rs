@@ -144,9 +144,9 @@ pub fn parse_decimal_scaled(text: &[u8], scale: i32) -> Option<i64> {
     } else if exp10 >= 0 {
         mantissa.checked_mul(pow10_i128(u32::try_from(exp10).ok()?)?)?
     } else {
-        let divisor = match pow10_i128(exp10.unsigned_abs()) {
-            Some(d) => d,
-            None => return Some(0),
+        // Dividing by more than 10^38 leaves nothing.
+        let Some(divisor) = pow10_i128(exp10.unsigned_abs()) else {
+            return Some(0);
         };
         let q = mantissa / divisor;
         let r = mantissa % divisor;

@@ -111,10 +111,10 @@ pub fn gpu_total_ns(profile: &Profile, range: TimeRange) -> i64 {
     for track in profile.tracks.iter().filter(|t| t.key.is_gpu()) {
         let ev = &track.events;
         for i in 0..ev.len() {
-            if ev.kind[i].is_gpu_activity() {
-                if let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) {
-                    total += d;
-                }
+            if ev.kind[i].is_gpu_activity()
+                && let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i])
+            {
+                total += d;
             }
         }
     }
@@ -319,31 +319,31 @@ pub fn strip_version_suffix(name: &str) -> &str {
 
 /// CUDA runtime and driver API calls by name.
 pub fn api_calls(profile: &Profile, range: TimeRange) -> Vec<ApiRow> {
-    if profile.event_count() == 0 {
-        if let Some(recorded) = &profile.recorded_summary {
-            return recorded
-                .rows
-                .iter()
-                .filter(|r| r.section == SummarySection::ApiCalls)
-                .map(|r| ApiRow {
-                    name: r.name.clone(),
-                    kind: if r.name.starts_with("cu") && !r.name.starts_with("cuda") {
-                        EventKind::Driver
-                    } else {
-                        EventKind::Runtime
-                    },
-                    stats: Stats {
-                        calls: r.calls,
-                        total_ns: r.total_ns,
-                        avg_ns: r.avg_ns,
-                        min_ns: r.min_ns,
-                        max_ns: r.max_ns,
-                        median_ns: r.avg_ns,
-                    },
-                    time_pct: r.time_pct,
-                })
-                .collect();
-        }
+    if profile.event_count() == 0
+        && let Some(recorded) = &profile.recorded_summary
+    {
+        return recorded
+            .rows
+            .iter()
+            .filter(|r| r.section == SummarySection::ApiCalls)
+            .map(|r| ApiRow {
+                name: r.name.clone(),
+                kind: if r.name.starts_with("cu") && !r.name.starts_with("cuda") {
+                    EventKind::Driver
+                } else {
+                    EventKind::Runtime
+                },
+                stats: Stats {
+                    calls: r.calls,
+                    total_ns: r.total_ns,
+                    avg_ns: r.avg_ns,
+                    min_ns: r.min_ns,
+                    max_ns: r.max_ns,
+                    median_ns: r.avg_ns,
+                },
+                time_pct: r.time_pct,
+            })
+            .collect();
     }
     let mut groups: FxHashMap<(StrId, EventKind), Vec<i64>> = FxHashMap::default();
     for track in profile.tracks.iter().filter(|t| !t.key.is_gpu()) {

@@ -358,7 +358,7 @@ impl ChromeState {
                 first_line,
                 pre,
             } => {
-                self.events_block(bytes, first_line, pre);
+                self.events_block(&bytes, first_line, pre);
                 Ok(())
             }
             Chunk::TopLevel { key, value } => {
@@ -563,9 +563,9 @@ impl ChromeState {
     /// Handles one block of the event array. A block tokenized on the reader thread is used
     /// when it starts where the previous block ended (no incomplete element carried over);
     /// otherwise the carried-over bytes and the block are parsed here.
-    fn events_block(&mut self, bytes: Vec<u8>, first_line: u64, pre: Option<PreBlock>) {
+    fn events_block(&mut self, bytes: &[u8], first_line: u64, pre: Option<PreBlock>) {
         if self.stream.in_tail {
-            self.stream.tail.extend_from_slice(&bytes);
+            self.stream.tail.extend_from_slice(bytes);
             return;
         }
         let carry_is_blank = self
@@ -579,9 +579,9 @@ impl ChromeState {
                 self.repaired_strings += pre.repaired_strings;
                 self.control_strings += pre.control_strings;
                 for e in &pre.events {
-                    let ev = e.to_raw(&bytes, &pre.owned);
+                    let ev = e.to_raw(bytes, &pre.owned);
                     self.events_read += 1;
-                    self.event(ev);
+                    self.event(&ev);
                 }
                 self.stream.carry.clear();
                 self.stream.carry_line = first_line;
@@ -593,10 +593,10 @@ impl ChromeState {
             }
             self.stream.carry.clear();
             self.stream.carry_line = first_line;
-            self.parse_here(&bytes, first_line);
+            self.parse_here(bytes, first_line);
         } else {
             let mut data = std::mem::take(&mut self.stream.carry);
-            data.extend_from_slice(&bytes);
+            data.extend_from_slice(bytes);
             let line = self.stream.carry_line;
             self.parse_here(&data, line);
         }
@@ -615,7 +615,7 @@ impl ChromeState {
             match ev {
                 Ok(ev) => {
                     self.events_read += 1;
-                    self.event(ev);
+                    self.event(&ev);
                 }
                 Err(TokenIssue::Syntax(offset, detail)) => {
                     bad_syntax += 1;
@@ -662,7 +662,7 @@ impl ChromeState {
         }
     }
 
-    fn event(&mut self, ev: RawEvent<'_>) {
+    fn event(&mut self, ev: &RawEvent<'_>) {
         if ev.keys == 0 {
             self.b
                 .warn("empty_event", 1, "empty `{}` events were skipped");
@@ -679,7 +679,7 @@ impl ChromeState {
         let pid = self.norm_id(ev.pid.as_ref());
         let tid = self.norm_id(ev.tid.as_ref());
         if ev.ph == b'M' {
-            self.metadata(&ev, pid, tid);
+            self.metadata(ev, pid, tid);
             return;
         }
         if ev.ph == 0 {
@@ -801,8 +801,8 @@ impl ChromeState {
                 }
             }
             b'C' => self.counter(pid, name_text, ev.id.as_ref(), ts_ns, ev.args),
-            b's' | b't' | b'f' => self.flow(&ev, pid, tid, ts_ns),
-            b'b' | b'e' | b'n' => self.async_event(&ev, pid, ts_ns, name_text),
+            b's' | b't' | b'f' => self.flow(ev, pid, tid, ts_ns),
+            b'b' | b'e' | b'n' => self.async_event(ev, pid, ts_ns, name_text),
             other => *self.ignored_phases.entry(other).or_insert(0) += 1,
         }
     }
@@ -860,10 +860,10 @@ impl ChromeState {
     }
 
     fn track(&mut self, key: TrackKey) -> TrackId {
-        if let Some((k, id)) = self.last_track {
-            if k == key {
-                return id;
-            }
+        if let Some((k, id)) = self.last_track
+            && k == key
+        {
+            return id;
         }
         let id = self.b.track(key);
         self.last_track = Some((key, id));
@@ -1185,11 +1185,11 @@ impl ChromeState {
         for (id, is_out, track, index, _) in points {
             if is_out {
                 open = Some((id, track, index));
-            } else if let Some((oid, otrack, oindex)) = open {
-                if oid == id {
-                    self.b
-                        .push_exact_flow((otrack, oindex), (track, index), FlowKind::Other);
-                }
+            } else if let Some((oid, otrack, oindex)) = open
+                && oid == id
+            {
+                self.b
+                    .push_exact_flow((otrack, oindex), (track, index), FlowKind::Other);
             }
         }
     }
@@ -1922,7 +1922,7 @@ fn parse_event<'a>(p: &mut Parser<'a>) -> Result<RawEvent<'a>, SyntaxError> {
             b"name" => match p.value()? {
                 Value::Str(s) => ev.name = Some(s),
                 Value::Num(n) => {
-                    ev.name = Some(Cow::Owned(String::from_utf8_lossy(n).into_owned()))
+                    ev.name = Some(Cow::Owned(String::from_utf8_lossy(n).into_owned()));
                 }
                 Value::Null => {}
                 _ => ev.bad_field = Some("name"),
@@ -1956,10 +1956,11 @@ fn parse_event<'a>(p: &mut Parser<'a>) -> Result<RawEvent<'a>, SyntaxError> {
                     ev.scope = s.as_bytes().first().copied().unwrap_or(b't');
                 }
             }
-            b"args" => match p.value()? {
-                Value::Object(text) => ev.args = Some(text),
-                _ => {}
-            },
+            b"args" => {
+                if let Value::Object(text) = p.value()? {
+                    ev.args = Some(text)
+                }
+            }
             _ => p.skip_value()?,
         }
         Ok(())
@@ -2060,12 +2061,12 @@ fn dims(v: &Value<'_>) -> Option<[u32; 3]> {
     let mut p = Parser::new(text);
     p.array(|p| {
         let v = p.value()?;
-        if let Value::Num(t) = v {
-            if n < 3 {
-                out[n] = json::int_from_text(t)
-                    .and_then(|x| u32::try_from(x).ok())
-                    .unwrap_or(0);
-            }
+        if let Value::Num(t) = v
+            && n < 3
+        {
+            out[n] = json::int_from_text(t)
+                .and_then(|x| u32::try_from(x).ok())
+                .unwrap_or(0);
         }
         n += 1;
         Ok(())

@@ -670,13 +670,12 @@ impl<'a> Parser<'a> {
                 b'u' => {
                     let mut code = hex4(raw.get(i..i + 4));
                     i += 4;
-                    if let Some(hi @ 0xD800..=0xDBFF) = code {
-                        if raw.get(i..i + 2) == Some(b"\\u") {
-                            if let Some(lo @ 0xDC00..=0xDFFF) = hex4(raw.get(i + 2..i + 6)) {
-                                code = Some(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00));
-                                i += 6;
-                            }
-                        }
+                    if let Some(hi @ 0xD800..=0xDBFF) = code
+                        && raw.get(i..i + 2) == Some(b"\\u")
+                        && let Some(lo @ 0xDC00..=0xDFFF) = hex4(raw.get(i + 2..i + 6))
+                    {
+                        code = Some(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00));
+                        i += 6;
                     }
                     let c = code.and_then(char::from_u32).unwrap_or('\u{FFFD}');
                     let mut tmp = [0u8; 4];

@@ -1,0 +1,1350 @@
+//! nvprof CSV and plain-text output (`formats.md` section 1): GPU traces, API traces, summaries,
+//! the Unified Memory table, and the framing (`==PID== ` lines, application output) around them.
+//!
+//! The file is read whole and walked line by line. nvprof's own lines (`==PID== Profiling
+//! result:`) set the section; a CSV header (`"Start","Duration",...`) is handed to `csv.rs`, a
+//! text header (`   Start  Duration ...`) to `text.rs`; everything else is application output and
+//! is ignored. Both table readers turn rows into the same cells (`Cells`), and this module turns
+//! cells into events, summary rows and warnings.
+
+mod csv;
+mod text;
+
+use std::io::Read;
+use std::path::Path;
+use std::time::Instant;
+
+use rustc_hash::FxHashMap;
+
+use super::{ImportError, ImportTimings, Progress, open_content};
+use crate::builder::{ProfileBuilder, TrackId};
+use crate::model::{
+    ApiInfo, CopyInfo, CopyKind, Device, EventKind, Format, GpuLane, KernelInfo, MemoryKind,
+    Profile, RecordedSummary, RecordedSummaryRow, TraceId, TrackKey, UnifiedMemorySummaryRow,
+};
+use crate::strings::StrId;
+use crate::time::parse_decimal_scaled;
+
+/// Imports nvprof `--csv` output or a plain-text nvprof log (GPU trace, API trace, summary,
+/// Unified Memory table). Rejects `--cpu-profiling` output, which is a text tree.
+pub fn import(path: &Path, progress: &Progress) -> Result<(Profile, ImportTimings), ImportError> {
+    let started = Instant::now();
+    let (mut reader, compressed, file_bytes) = open_content(path)?;
+    progress.set_total(file_bytes);
+    let mut bytes = Vec::with_capacity(usize::try_from(file_bytes).unwrap_or(0).saturating_add(1));
+    reader.read_to_end(&mut bytes).map_err(|source| {
+        if compressed {
+            ImportError::Gzip {
+                path: path.to_path_buf(),
+                source,
+            }
+        } else {
+            ImportError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })?;
+    let read = started.elapsed();
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ImportError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    let content_bytes = bytes.len() as u64;
+    let (text, lossy) = match String::from_utf8(bytes) {
+        Ok(s) => (s, false),
+        Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
+    };
+
+    let t = Instant::now();
+    let mut st = State::new(path);
+    st.b.source.compressed = compressed;
+    st.b.source.file_bytes = file_bytes;
+    st.b.source.content_bytes = content_bytes;
+    if lossy {
+        st.b.warn(
+            "not_utf8",
+            1,
+            "the file is not valid UTF-8; invalid bytes were replaced with U+FFFD",
+        );
+    }
+    progress.set_total(content_bytes);
+    st.run(&text, progress)?;
+    let parse = t.elapsed();
+
+    let t = Instant::now();
+    let profile = st.finish()?;
+    let index = t.elapsed();
+    progress.set_done(content_bytes);
+    Ok((
+        profile,
+        ImportTimings {
+            read,
+            parse,
+            index,
+            total: started.elapsed(),
+        },
+    ))
+}
+
+// ------------------------------------------------------------------------------------------
+// Lines
+
+/// One line of the file, without its line end.
+#[derive(Clone, Copy, Debug)]
+struct Line<'a> {
+    /// 1-based line number.
+    no: usize,
+    /// Byte offset of the line's first character.
+    start: usize,
+    /// The text, without `\n` or `\r\n`.
+    text: &'a str,
+}
+
+/// A cursor over the lines of the file.
+struct Lines<'a> {
+    text: &'a str,
+    pos: usize,
+    no: usize,
+}
+
+impl<'a> Lines<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            pos: 0,
+            no: 0,
+        }
+    }
+
+    fn peek(&self) -> Option<Line<'a>> {
+        if self.pos >= self.text.len() {
+            return None;
+        }
+        let rest = &self.text.as_bytes()[self.pos..];
+        let len = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let mut line = self.text.get(self.pos..self.pos + len).unwrap_or("");
+        if let Some(l) = line.strip_suffix('\r') {
+            line = l;
+        }
+        Some(Line {
+            no: self.no + 1,
+            start: self.pos,
+            text: line,
+        })
+    }
+
+    fn next(&mut self) -> Option<Line<'a>> {
+        let line = self.peek()?;
+        let rest = &self.text.as_bytes()[self.pos..];
+        let len = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+        self.pos += len;
+        self.no += 1;
+        Some(line)
+    }
+
+    /// Byte offset of the next line.
+    fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// Skips lines up to the end of the current table (a blank line, an nvprof line or the end
+    /// of the file) and returns how many were skipped.
+    fn skip_table(&mut self) -> usize {
+        let mut n = 0;
+        while let Some(l) = self.peek() {
+            if ends_table(l.text) {
+                break;
+            }
+            self.next();
+            n += 1;
+        }
+        n
+    }
+}
+
+/// True for a line that ends a table: blank, an nvprof line, or the `Total CPU ...` trailer.
+fn ends_table(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || framing(line).is_some() || t.starts_with("Total CPU ")
+}
+
+/// If `line` was written by nvprof itself (`==1234== text` or `======== text`), its pid (if
+/// any) and text.
+fn framing(line: &str) -> Option<(Option<i64>, &str)> {
+    if let Some(rest) = line.strip_prefix("========") {
+        return Some((None, rest.strip_prefix(' ').unwrap_or(rest)));
+    }
+    let rest = line.strip_prefix("==")?;
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    let after = rest[digits..].strip_prefix("==")?;
+    let pid = rest[..digits].parse::<i64>().ok();
+    Some((pid, after.strip_prefix(' ').unwrap_or(after)))
+}
+
+// ------------------------------------------------------------------------------------------
+// Columns, units and cell values
+
+/// The trace columns warpscope reads, matched by header name (CSV and text spellings).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(usize)]
+enum Col {
+    Start,
+    Duration,
+    GridX,
+    GridY,
+    GridZ,
+    BlockX,
+    BlockY,
+    BlockZ,
+    GridSize,
+    BlockSize,
+    Registers,
+    StaticSmem,
+    DynamicSmem,
+    Size,
+    Throughput,
+    SrcMemType,
+    DstMemType,
+    Device,
+    Context,
+    Stream,
+    SrcDev,
+    SrcCtx,
+    DstDev,
+    DstCtx,
+    UnifiedMemory,
+    VirtualAddress,
+    Name,
+    Correlation,
+}
+
+/// Number of [`Col`] variants.
+const NCOL: usize = Col::Correlation as usize + 1;
+
+impl Col {
+    fn from_header(name: &str) -> Option<Self> {
+        Some(match name.trim() {
+            "Start" => Self::Start,
+            "Duration" => Self::Duration,
+            "Grid X" => Self::GridX,
+            "Grid Y" => Self::GridY,
+            "Grid Z" => Self::GridZ,
+            "Block X" => Self::BlockX,
+            "Block Y" => Self::BlockY,
+            "Block Z" => Self::BlockZ,
+            "Grid Size" => Self::GridSize,
+            "Block Size" => Self::BlockSize,
+            "Registers Per Thread" | "Regs*" | "Regs" => Self::Registers,
+            "Static SMem" | "SSMem*" | "SSMem" => Self::StaticSmem,
+            "Dynamic SMem" | "DSMem*" | "DSMem" => Self::DynamicSmem,
+            "Size" => Self::Size,
+            "Throughput" => Self::Throughput,
+            "SrcMemType" => Self::SrcMemType,
+            "DstMemType" => Self::DstMemType,
+            "Device" => Self::Device,
+            "Context" => Self::Context,
+            "Stream" => Self::Stream,
+            "Src Dev" => Self::SrcDev,
+            "Src Ctx" => Self::SrcCtx,
+            "Dst Dev" => Self::DstDev,
+            "Dst Ctx" => Self::DstCtx,
+            "Unified Memory" => Self::UnifiedMemory,
+            "Virtual Address" => Self::VirtualAddress,
+            "Name" => Self::Name,
+            "Correlation_ID" | "Correlation ID" | "CorrelationId" => Self::Correlation,
+            _ => return None,
+        })
+    }
+
+    /// What kind of unit the column must carry.
+    fn quantity(self) -> Quantity {
+        match self {
+            Self::Start | Self::Duration => Quantity::Time,
+            Self::StaticSmem | Self::DynamicSmem | Self::Size | Self::UnifiedMemory => {
+                Quantity::Bytes
+            }
+            _ => Quantity::Other,
+        }
+    }
+}
+
+/// What a column measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Quantity {
+    Time,
+    Bytes,
+    Other,
+}
+
+/// The unit of a column (CSV units row) or [`Unit::Inline`] when every value carries its own
+/// suffix (text logs, the CSV Unified Memory table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unit {
+    /// Values carry their own unit (`812ns`, `8.0000KB`).
+    Inline,
+    /// The units row leaves the column empty: plain numbers.
+    Plain,
+    /// A time unit: the power of ten that turns it into nanoseconds (`s` = 9).
+    Time(i32),
+    /// A size unit: the power of 1024 that turns it into bytes (`KB` = 1).
+    Bytes(u32),
+    /// A throughput (`GB/s`), not read.
+    Rate,
+    /// A percentage.
+    Percent,
+}
+
+impl Unit {
+    /// Parses a unit as written in a units row or after a value; `None` if unknown.
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s.trim() {
+            "" => Self::Plain,
+            "s" => Self::Time(9),
+            "ms" => Self::Time(6),
+            "us" | "\u{b5}s" => Self::Time(3),
+            "ns" => Self::Time(0),
+            "B" => Self::Bytes(0),
+            "KB" => Self::Bytes(1),
+            "MB" => Self::Bytes(2),
+            "GB" => Self::Bytes(3),
+            "TB" => Self::Bytes(4),
+            "B/s" | "KB/s" | "MB/s" | "GB/s" | "TB/s" => Self::Rate,
+            "%" => Self::Percent,
+            _ => return None,
+        })
+    }
+}
+
+/// Splits `1.0837GB/s` into (`1.0837`, `GB/s`).
+fn split_suffix(cell: &str) -> (&str, &str) {
+    let end = cell
+        .bytes()
+        .position(|b| !(b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+')))
+        .unwrap_or(cell.len());
+    (&cell[..end], &cell[end..])
+}
+
+/// True for an empty cell or nvprof's `-` (not applicable).
+fn is_missing(cell: &str) -> bool {
+    cell.is_empty() || cell == "-"
+}
+
+/// A time cell in nanoseconds: `Ok(None)` when empty or `-`, `Err` when it is not a time.
+fn time_ns(cell: &str, unit: Unit) -> Result<Option<i64>, String> {
+    let c = cell.trim();
+    if is_missing(c) {
+        return Ok(None);
+    }
+    let bad = || format!("`{c}` is not a time");
+    let (num, scale) = match unit {
+        Unit::Time(scale) => (c, scale),
+        Unit::Inline => {
+            let (num, suffix) = split_suffix(c);
+            match Unit::parse(suffix) {
+                Some(Unit::Time(scale)) => (num, scale),
+                _ => return Err(bad()),
+            }
+        }
+        _ => return Err(bad()),
+    };
+    parse_decimal_scaled(num.as_bytes(), scale)
+        .map(Some)
+        .ok_or_else(bad)
+}
+
+/// `text` (a decimal number) times `1024^pow`, rounded to the nearest integer, exactly.
+fn scaled_bytes(text: &str, pow: u32) -> Option<u64> {
+    let factor = 1024i128.checked_pow(pow)?;
+    for scale in [9u32, 6, 3, 0] {
+        let Some(v) = parse_decimal_scaled(text.as_bytes(), i32::try_from(scale).ok()?) else {
+            continue;
+        };
+        if v < 0 {
+            return None;
+        }
+        let divisor = 10i128.pow(scale);
+        let x = (i128::from(v) * factor + divisor / 2) / divisor;
+        return u64::try_from(x).ok();
+    }
+    None
+}
+
+/// A size cell in bytes: `Ok(None)` when empty or `-`. Plain numbers count as bytes.
+fn bytes_cell(cell: &str, unit: Unit) -> Result<Option<u64>, String> {
+    let c = cell.trim();
+    if is_missing(c) {
+        return Ok(None);
+    }
+    let bad = || format!("`{c}` is not a size");
+    let (num, pow) = match unit {
+        Unit::Bytes(pow) => (c, pow),
+        Unit::Plain => (c, 0),
+        Unit::Inline => {
+            let (num, suffix) = split_suffix(c);
+            match Unit::parse(suffix) {
+                Some(Unit::Bytes(pow)) => (num, pow),
+                Some(Unit::Plain) => (num, 0),
+                _ => return Err(bad()),
+            }
+        }
+        _ => return Err(bad()),
+    };
+    scaled_bytes(num, pow).map(Some).ok_or_else(bad)
+}
+
+/// An unsigned integer cell (`Ok(None)` when empty or `-`).
+fn int_cell(cell: &str) -> Result<Option<u64>, String> {
+    let c = cell.trim();
+    if is_missing(c) {
+        return Ok(None);
+    }
+    c.parse::<u64>()
+        .map(Some)
+        .map_err(|_| format!("`{c}` is not a whole number"))
+}
+
+/// A percentage (`71.05%` or `71.05`).
+fn percent_cell(cell: &str) -> Result<f64, String> {
+    let c = cell.trim();
+    let num = c.strip_suffix('%').unwrap_or(c);
+    num.parse::<f64>()
+        .map_err(|_| format!("`{c}` is not a percentage"))
+}
+
+/// `(32768 1 1)` → `[32768, 1, 1]`.
+fn dims_cell(cell: &str) -> Option<[u32; 3]> {
+    let inner = cell.trim().strip_prefix('(')?.strip_suffix(')')?;
+    let mut it = inner.split_whitespace().map(|v| v.parse::<u32>().ok());
+    let dims = [it.next()??, it.next()??, it.next()??];
+    it.next().is_none().then_some(dims)
+}
+
+/// `TITAN Xp (0)` → (`TITAN Xp`, 0).
+fn parse_device(cell: &str) -> Option<(&str, u32)> {
+    let c = cell.trim();
+    let inner = c.strip_suffix(')')?;
+    let open = inner.rfind(" (")?;
+    let id = inner[open + 2..].parse::<u32>().ok()?;
+    Some((inner[..open].trim(), id))
+}
+
+/// `void k<double>(double*) [128]` → (`void k<double>(double*)`, Some(128)).
+fn strip_correlation_suffix(name: &str) -> (&str, Option<u64>) {
+    if let Some(body) = name.strip_suffix(']')
+        && let Some(open) = body.rfind(" [")
+    {
+        let digits = &body[open + 2..];
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            return (&name[..open], digits.parse().ok());
+        }
+    }
+    (name, None)
+}
+
+/// The cells of one trace row, by column (empty when the column is absent).
+type Cells<'a> = [&'a str; NCOL];
+
+/// The unit of each column of a table.
+type Units = [Unit; NCOL];
+
+// ------------------------------------------------------------------------------------------
+// Import state
+
+/// Which part of nvprof's output the lines belong to, from the last `==PID==` line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Section {
+    /// Before any result section, or `Profiling result:`.
+    Result,
+    /// `API calls:` (the ≤ CUDA 8 summary layout).
+    ApiCalls,
+    /// `Unified Memory profiling result:`.
+    UnifiedMemory,
+    /// `CPU profiling result`: a text tree, skipped.
+    CpuProfile,
+    /// `Metric result:` / `Event result:`: kept as text in the source details.
+    Metrics,
+    /// Another titled section warpscope does not read (`OpenACC (excl):`).
+    Other,
+}
+
+/// Which summary table a row belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SummaryKind {
+    Gpu,
+    Api,
+}
+
+/// A problem counted over the whole file, reported once with its first line.
+#[derive(Debug)]
+struct Problem {
+    count: u64,
+    message: String,
+}
+
+/// Everything collected while walking the file.
+struct State<'p> {
+    path: &'p Path,
+    b: ProfileBuilder,
+    section: Section,
+    pid: Option<i64>,
+    saw_csv: bool,
+    summary: RecordedSummary,
+    /// Data rows read into events or summary rows.
+    rows: u64,
+    /// First problem that made a row unreadable: reported as the error if nothing was read.
+    first_problem: Option<(usize, String)>,
+    /// Header lines of tables without rows.
+    empty_tables: Vec<usize>,
+    /// Problems by warning code, in first-seen order.
+    problems: Vec<(&'static str, Problem)>,
+    /// Line of the `CPU profiling result` title, if any, and how many tree lines followed.
+    cpu_profile: Option<(usize, u64)>,
+    /// The `Metric result:` / `Event result:` section being collected: title line, text, rows.
+    metrics: Option<(usize, String, u64)>,
+    /// nvprof said `No kernels were profiled.`
+    nothing_profiled: bool,
+    /// The last line nvprof itself wrote (for errors that have no better line).
+    last_framing_line: usize,
+    /// Count of distinct `Warning:` lines seen.
+    nvprof_warnings: u32,
+    /// Device currently named by the text Unified Memory block (`Device "TITAN Xp (0)"`).
+    um_device: String,
+    /// Display and mangled ids of names that needed demangling.
+    demangled: FxHashMap<String, (StrId, Option<StrId>)>,
+    /// Last device cell seen and its ordinal.
+    last_device: (String, Option<u32>),
+    /// Tracks already named.
+    named_tracks: Vec<bool>,
+    /// Columns seen in headers that warpscope does not read.
+    unknown_columns: Vec<String>,
+}
+
+impl<'p> State<'p> {
+    fn new(path: &'p Path) -> Self {
+        let mut b = ProfileBuilder::new(path.to_path_buf(), Format::NvprofText);
+        b.source.tool = "nvprof".to_string();
+        Self {
+            path,
+            b,
+            section: Section::Result,
+            pid: None,
+            saw_csv: false,
+            summary: RecordedSummary::default(),
+            rows: 0,
+            first_problem: None,
+            empty_tables: Vec::new(),
+            problems: Vec::new(),
+            cpu_profile: None,
+            metrics: None,
+            nothing_profiled: false,
+            last_framing_line: 1,
+            nvprof_warnings: 0,
+            um_device: String::new(),
+            demangled: FxHashMap::default(),
+            last_device: (String::new(), None),
+            named_tracks: Vec::new(),
+            unknown_columns: Vec::new(),
+        }
+    }
+
+    fn corrupt(&self, line: usize, detail: impl Into<String>) -> ImportError {
+        ImportError::Corrupt {
+            path: self.path.to_path_buf(),
+            location: format!("line {line}"),
+            detail: detail.into(),
+        }
+    }
+
+    /// Counts a problem under `code`; the first occurrence's message (which names its line)
+    /// is kept.
+    fn problem(&mut self, code: &'static str, _line: usize, message: impl FnOnce() -> String) {
+        if let Some((_, p)) = self.problems.iter_mut().find(|(c, _)| *c == code) {
+            p.count += 1;
+            return;
+        }
+        self.problems.push((
+            code,
+            Problem {
+                count: 1,
+                message: message(),
+            },
+        ));
+    }
+
+    /// A data row that could not be read: counted, skipped, remembered for the error text.
+    fn bad_row(&mut self, line: usize, detail: &str) {
+        if self.first_problem.is_none() {
+            self.first_problem = Some((line, detail.to_string()));
+        }
+        self.problem("skipped_rows", line, || {
+            format!(
+                "table rows that could not be read were skipped (first at line {line}: {detail})"
+            )
+        });
+    }
+
+    /// Walks the whole file.
+    fn run(&mut self, text: &str, progress: &Progress) -> Result<(), ImportError> {
+        let mut lines = Lines::new(text);
+        while let Some(line) = lines.next() {
+            if let Some((pid, msg)) = framing(line.text) {
+                self.on_framing(pid, msg, line.no);
+                continue;
+            }
+            match self.section {
+                Section::CpuProfile => {
+                    if let Some((_, n)) = &mut self.cpu_profile {
+                        *n += 1;
+                    }
+                    continue;
+                }
+                Section::Metrics => {
+                    if let Some((_, body, rows)) = &mut self.metrics {
+                        let t = line.text.trim();
+                        if !t.is_empty() {
+                            // Count data rows: not the header (the section's first line after
+                            // its title) nor the text form's `Device "..."` / `Kernel: ...` lines.
+                            let header = body.lines().count() == 1;
+                            if !header && !t.starts_with("Device \"") && !t.starts_with("Kernel:") {
+                                *rows += 1;
+                            }
+                            body.push_str(line.text);
+                            body.push('\n');
+                        }
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            let trimmed = line.text.trim();
+            if trimmed.is_empty() {
+                continue;
+            }
+            if let Some(rest) = trimmed.strip_prefix("Total CPU ") {
+                self.total_line(rest, line.no);
+                continue;
+            }
+            if self.section == Section::Other {
+                continue;
+            }
+            if line.text.starts_with('"') {
+                self.saw_csv = true;
+                csv::table(self, &mut lines, line, text, progress)?;
+                continue;
+            }
+            if let Some(device) = trimmed
+                .strip_prefix("Device \"")
+                .and_then(|r| r.strip_suffix('"'))
+            {
+                self.um_device = device.to_string();
+                continue;
+            }
+            if let Some(kind) = text::header_kind(line.text) {
+                text::table(self, &mut lines, line, kind, progress)?;
+            }
+            // Anything else is application output or nvprof's footnotes: not part of a table.
+        }
+        self.flush_metrics();
+        Ok(())
+    }
+
+    /// Handles a line written by nvprof itself.
+    fn on_framing(&mut self, pid: Option<i64>, msg: &str, line_no: usize) {
+        self.last_framing_line = line_no;
+        if self.pid.is_none() {
+            self.pid = pid;
+        }
+        let msg = msg.trim();
+        if self.section == Section::Metrics {
+            self.flush_metrics();
+        }
+        if let Some(rest) = msg.strip_prefix("NVPROF is profiling process ") {
+            if let Some((p, cmd)) = rest.split_once(", command: ")
+                && let Ok(p) = p.trim().parse::<i64>()
+            {
+                self.pid = Some(p);
+                if !self
+                    .b
+                    .process_names
+                    .iter()
+                    .any(|(q, _)| *q == TraceId::Int(p))
+                {
+                    self.b
+                        .process_names
+                        .push((TraceId::Int(p), cmd.trim().to_string()));
+                }
+            }
+        } else if let Some(cmd) = msg.strip_prefix("Profiling application: ") {
+            let cmd = cmd.trim().to_string();
+            if !self.b.source.details.iter().any(|(k, _)| k == "command") {
+                self.b.source.details.push(("command".to_string(), cmd));
+            }
+        } else if msg.starts_with("Profiling result") {
+            self.section = Section::Result;
+        } else if msg == "API calls:" {
+            self.section = Section::ApiCalls;
+        } else if msg.starts_with("Unified Memory profiling result") {
+            self.section = Section::UnifiedMemory;
+        } else if msg.starts_with("CPU profiling result") {
+            self.section = Section::CpuProfile;
+            if self.cpu_profile.is_none() {
+                self.cpu_profile = Some((line_no, 0));
+            }
+        } else if msg.starts_with("Metric result") || msg.starts_with("Event result") {
+            self.section = Section::Metrics;
+            self.metrics = Some((line_no, format!("{msg}\n"), 0));
+        } else if let Some(w) = msg.strip_prefix("Warning:") {
+            self.nvprof_warnings += 1;
+            let code = if self.nvprof_warnings == 1 {
+                "nvprof_warning".to_string()
+            } else {
+                format!("nvprof_warning_{}", self.nvprof_warnings)
+            };
+            self.b
+                .warn(&code, 1, format!("nvprof: {} (line {line_no})", w.trim()));
+        } else if let Some(e) = msg.strip_prefix("Error:") {
+            self.b.warn(
+                "nvprof_error",
+                1,
+                format!("nvprof reported an error: {} (line {line_no})", e.trim()),
+            );
+        } else if msg.starts_with("No kernels were profiled") {
+            self.nothing_profiled = true;
+        } else if msg.ends_with(':') && !msg.contains("  ") {
+            // Another result title (`OpenACC (excl):`, `OpenMP Events:`): not read.
+            self.section = Section::Other;
+            let title = msg.trim_end_matches(':').to_string();
+            self.problem("unread_section", line_no, || {
+                format!("nvprof section `{title}` (line {line_no}) is not read by warpscope")
+            });
+        }
+    }
+
+    /// `Total CPU Page faults: 49` and its siblings after the Unified Memory table.
+    fn total_line(&mut self, rest: &str, line_no: usize) {
+        let Some((label, value)) = rest.split_once(':') else {
+            return;
+        };
+        let value = value.trim();
+        if label.trim().eq_ignore_ascii_case("Page faults") {
+            match value.parse::<u64>() {
+                Ok(n) => self.summary.cpu_page_faults = Some(n),
+                Err(_) => self.problem("bad_total", line_no, || {
+                    format!("line {line_no}: `Total CPU Page faults: {value}` is not a count")
+                }),
+            }
+        } else {
+            self.b
+                .source
+                .details
+                .push((format!("Total CPU {}", label.trim()), value.to_string()));
+        }
+    }
+
+    fn flush_metrics(&mut self) {
+        if let Some((line, body, rows)) = self.metrics.take() {
+            if rows == 0 {
+                return;
+            }
+            let title = body.lines().next().unwrap_or("").trim_end_matches(':');
+            let key = format!("nvprof {}", title.to_lowercase());
+            self.problem("metrics_not_shown", line, || {
+                format!(
+                    "nvprof metric/event results (from line {line}) are kept as text in the \
+                     source details; warpscope does not chart them"
+                )
+            });
+            if let Some((_, p)) = self
+                .problems
+                .iter_mut()
+                .find(|(c, _)| *c == "metrics_not_shown")
+            {
+                // Count rows, not sections.
+                p.count = p.count.saturating_sub(1) + rows;
+            }
+            self.b.source.details.push((key, body));
+        }
+    }
+
+    /// A metric/event table met outside a `Metric result:` section: kept as text.
+    fn metrics_table(&mut self, header_no: usize, body: &str, rows: u64) {
+        self.flush_metrics();
+        self.metrics = Some((header_no, format!("Metric result:\n{body}"), rows));
+        self.flush_metrics();
+    }
+
+    fn note_unknown_columns<'h>(&mut self, names: impl Iterator<Item = &'h str>) {
+        for n in names {
+            let n = n.trim();
+            if !n.is_empty() && !self.unknown_columns.iter().any(|u| u == n) {
+                self.unknown_columns.push(n.to_string());
+            }
+        }
+    }
+
+    // -- events ------------------------------------------------------------------------------
+
+    /// Registers device `id` named `name` unless already known.
+    fn add_device(&mut self, name: &str, id: u32) {
+        if !self.b.devices.iter().any(|d| d.id == id) {
+            self.b.devices.push(Device {
+                id,
+                name: name.to_string(),
+                ..Device::default()
+            });
+        }
+    }
+
+    /// The ordinal of a device cell (`TITAN Xp (0)`), registering the device on first sight.
+    fn device_id(&mut self, cell: &str) -> Option<u32> {
+        let cell = cell.trim();
+        if is_missing(cell) {
+            return None;
+        }
+        if self.last_device.0 == cell {
+            return self.last_device.1;
+        }
+        let parsed = parse_device(cell);
+        if let Some((name, id)) = parsed {
+            self.add_device(name, id);
+        }
+        let id = parsed.map(|(_, id)| id);
+        self.last_device = (cell.to_string(), id);
+        id
+    }
+
+    /// The display name of a kernel and, when nvprof left it mangled, the mangled name.
+    fn kernel_name(&mut self, raw: &str) -> (StrId, Option<StrId>) {
+        if !raw.starts_with("_Z") {
+            return (self.b.intern(raw), None);
+        }
+        if let Some(&ids) = self.demangled.get(raw) {
+            return ids;
+        }
+        let ids = match demangle(raw) {
+            Some(d) => (self.b.intern(&d), Some(self.b.intern(raw))),
+            None => (self.b.intern(raw), None),
+        };
+        self.demangled.insert(raw.to_string(), ids);
+        ids
+    }
+
+    fn track(&mut self, key: TrackKey, name: impl FnOnce() -> String) -> TrackId {
+        let id = self.b.track(key);
+        let i = id.0 as usize;
+        if self.named_tracks.len() <= i {
+            self.named_tracks.resize(i + 1, false);
+        }
+        if !self.named_tracks[i] {
+            self.named_tracks[i] = true;
+            self.b.track_mut(id).name = name();
+        }
+        id
+    }
+
+    fn pid_id(&self) -> TraceId {
+        TraceId::Int(self.pid.unwrap_or(0))
+    }
+
+    /// A track for Unified Memory rows that name no usable device (CPU page faults, and cells
+    /// nvprof truncated such as `CPU, TITAN Xp (`).
+    fn host_um_track(&mut self, name: &str, device_cell: &str) -> TrackId {
+        let label = if is_missing(device_cell.trim()) {
+            if name.contains("CPU page faults") {
+                "CPU page faults".to_string()
+            } else {
+                "unified memory (no device)".to_string()
+            }
+        } else {
+            format!("unified memory ({})", device_cell.trim())
+        };
+        let tid = TraceId::Name(self.b.intern(&label));
+        let pid = self.pid_id();
+        self.track(TrackKey::Thread { pid, tid }, || label)
+    }
+
+    /// One row of a GPU trace (CSV or text).
+    fn gpu_row(&mut self, cells: &Cells<'_>, units: &Units, has_corr_col: bool, line: usize) {
+        let start_ns = match time_ns(cells[Col::Start as usize], units[Col::Start as usize]) {
+            Ok(Some(v)) => v,
+            Ok(None) => {
+                self.bad_row(line, "the Start cell is empty");
+                return;
+            }
+            Err(e) => {
+                self.bad_row(line, &format!("Start {e}"));
+                return;
+            }
+        };
+        let name_cell = cells[Col::Name as usize].trim();
+        if name_cell.is_empty() {
+            self.bad_row(line, "the Name cell is empty");
+            return;
+        }
+        let mut dur_ns = match time_ns(cells[Col::Duration as usize], units[Col::Duration as usize])
+        {
+            Ok(v) => v.unwrap_or(0),
+            Err(e) => {
+                self.bad_row(line, &format!("Duration {e}"));
+                return;
+            }
+        };
+        if dur_ns < 0 {
+            self.problem("negative_duration", line, || {
+                format!("negative durations were set to 0 (first at line {line})")
+            });
+            dur_ns = 0;
+        }
+        let (name, suffix_corr) = if has_corr_col {
+            (name_cell, None)
+        } else {
+            strip_correlation_suffix(name_cell)
+        };
+        let correlation = match int_cell(cells[Col::Correlation as usize]) {
+            Ok(Some(c)) => Some(c),
+            _ => suffix_corr,
+        };
+        let device_cell = cells[Col::Device as usize];
+        let device = self.device_id(device_cell);
+        let context = int_cell(cells[Col::Context as usize])
+            .ok()
+            .flatten()
+            .and_then(|c| u32::try_from(c).ok())
+            .unwrap_or(0);
+        let stream = int_cell(cells[Col::Stream as usize])
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        self.rows += 1;
+
+        if let Some(rest) = name.strip_prefix("[Unified Memory ") {
+            self.um_row(
+                name,
+                rest,
+                cells,
+                units,
+                device,
+                device_cell,
+                start_ns,
+                dur_ns,
+                line,
+            );
+            return;
+        }
+
+        let device = device.unwrap_or_else(|| {
+            self.problem("no_device", line, || {
+                format!("GPU rows without a usable Device cell were put on device 0 (first at line {line})")
+            });
+            0
+        });
+        let key = TrackKey::Gpu {
+            device,
+            context,
+            stream,
+            lane: GpuLane::Work,
+        };
+        let track = self.track(key, || format!("stream {stream}"));
+
+        if name.starts_with("[CUDA memcpy") || name.starts_with("[CUDA memset") {
+            let is_set = name.starts_with("[CUDA memset");
+            let kind = if is_set {
+                CopyKind::Memset
+            } else {
+                let inner = name
+                    .strip_prefix("[CUDA memcpy")
+                    .unwrap_or("")
+                    .trim()
+                    .trim_end_matches(']');
+                CopyKind::from_short(inner).unwrap_or_else(|| {
+                    self.problem("unknown_copy_kind", line, || {
+                        format!("copies of an unknown direction such as `{name}` are shown as `[CUDA memcpy]` (first at line {line})")
+                    });
+                    CopyKind::Unknown
+                })
+            };
+            let bytes = match bytes_cell(cells[Col::Size as usize], units[Col::Size as usize]) {
+                Ok(v) => v,
+                Err(e) => {
+                    self.problem("bad_size", line, || {
+                        format!("unreadable Size cells were left empty (first at line {line}: {e})")
+                    });
+                    None
+                }
+            };
+            let mem = |cell: &str| {
+                let c = cell.trim();
+                (!is_missing(c)).then(|| MemoryKind::from_word(c))
+            };
+            let info = CopyInfo {
+                kind,
+                bytes,
+                src_kind: mem(cells[Col::SrcMemType as usize]),
+                dst_kind: mem(cells[Col::DstMemType as usize]),
+                correlation,
+                external_id: None,
+            };
+            let name_id = self.b.intern(name);
+            let ev_kind = if is_set {
+                EventKind::Memset
+            } else {
+                EventKind::Memcpy
+            };
+            self.b
+                .push_copy(track, start_ns, dur_ns, name_id, ev_kind, info, 0);
+            return;
+        }
+
+        if name.starts_with('[') {
+            self.problem("unknown_activity", line, || {
+                format!("rows with an unknown bracketed name such as `{name}` are shown as plain slices (first at line {line})")
+            });
+            let name_id = self.b.intern(name);
+            self.b
+                .push(track, start_ns, dur_ns, name_id, EventKind::Slice);
+            return;
+        }
+
+        let dim = |x: Col, y: Col, z: Col| -> Option<[u32; 3]> {
+            let p = |c: Col| cells[c as usize].trim().parse::<u32>().ok();
+            Some([p(x)?, p(y)?, p(z)?])
+        };
+        let grid = dims_cell(cells[Col::GridSize as usize])
+            .or_else(|| dim(Col::GridX, Col::GridY, Col::GridZ));
+        let block = dims_cell(cells[Col::BlockSize as usize])
+            .or_else(|| dim(Col::BlockX, Col::BlockY, Col::BlockZ));
+        let smem = |c: Col| {
+            bytes_cell(cells[c as usize], units[c as usize])
+                .ok()
+                .flatten()
+        };
+        let (name_id, mangled) = self.kernel_name(name);
+        let info = KernelInfo {
+            grid,
+            block,
+            registers_per_thread: int_cell(cells[Col::Registers as usize])
+                .ok()
+                .flatten()
+                .and_then(|r| u32::try_from(r).ok()),
+            static_shared_bytes: smem(Col::StaticSmem),
+            dynamic_shared_bytes: smem(Col::DynamicSmem),
+            correlation,
+            mangled_name: mangled,
+            ..KernelInfo::default()
+        };
+        self.b
+            .push_kernel(track, start_ns, dur_ns, name_id, info, 0);
+    }
+
+    /// A `[Unified Memory ...]` row: migrations with their bytes, page faults and thrashing as
+    /// plain unified-memory events.
+    #[allow(clippy::too_many_arguments)]
+    fn um_row(
+        &mut self,
+        name: &str,
+        rest: &str,
+        cells: &Cells<'_>,
+        units: &Units,
+        device: Option<u32>,
+        device_cell: &str,
+        start_ns: i64,
+        dur_ns: i64,
+        line: usize,
+    ) {
+        let track = match device {
+            Some(device) => self.track(
+                TrackKey::Gpu {
+                    device,
+                    context: 0,
+                    stream: 0,
+                    lane: GpuLane::UnifiedMemory,
+                },
+                || "unified memory".to_string(),
+            ),
+            None => self.host_um_track(name, device_cell),
+        };
+        let name_id = self.b.intern(name);
+        let copy_kind = match rest
+            .strip_prefix("Memcpy ")
+            .map(|r| r.trim_end_matches(']'))
+        {
+            Some("HtoD") => Some(CopyKind::UnifiedHtoD),
+            Some("DtoH") => Some(CopyKind::UnifiedDtoH),
+            Some("DtoD") => Some(CopyKind::UnifiedDtoD),
+            _ => None,
+        };
+        match copy_kind {
+            Some(kind) => {
+                let um = Col::UnifiedMemory as usize;
+                let bytes = match bytes_cell(cells[um], units[um]) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        self.problem("bad_size", line, || {
+                            format!(
+                                "unreadable size cells were left empty (first at line {line}: {e})"
+                            )
+                        });
+                        None
+                    }
+                };
+                let info = CopyInfo {
+                    kind,
+                    bytes,
+                    src_kind: None,
+                    dst_kind: None,
+                    correlation: None,
+                    external_id: None,
+                };
+                self.b.push_copy(
+                    track,
+                    start_ns,
+                    dur_ns,
+                    name_id,
+                    EventKind::UnifiedMemory,
+                    info,
+                    0,
+                );
+            }
+            None => self
+                .b
+                .push(track, start_ns, dur_ns, name_id, EventKind::UnifiedMemory),
+        }
+    }
+
+    /// One row of an API trace.
+    fn api_row(&mut self, cells: &Cells<'_>, units: &Units, line: usize) {
+        let start_ns = match time_ns(cells[Col::Start as usize], units[Col::Start as usize]) {
+            Ok(Some(v)) => v,
+            Ok(None) => {
+                self.bad_row(line, "the Start cell is empty");
+                return;
+            }
+            Err(e) => {
+                self.bad_row(line, &format!("Start {e}"));
+                return;
+            }
+        };
+        let name_cell = cells[Col::Name as usize].trim();
+        if name_cell.is_empty() {
+            self.bad_row(line, "the Name cell is empty");
+            return;
+        }
+        let dur_ns = match time_ns(cells[Col::Duration as usize], units[Col::Duration as usize]) {
+            Ok(v) => v.unwrap_or(0).max(0),
+            Err(e) => {
+                self.bad_row(line, &format!("Duration {e}"));
+                return;
+            }
+        };
+        // nvprof's text API trace writes launches as `cudaLaunch (kernel(int) [121])`.
+        let name = match name_cell.split_once(" (") {
+            Some((api, _)) if !api.contains(' ') => api,
+            _ => name_cell,
+        };
+        let correlation = int_cell(cells[Col::Correlation as usize]).ok().flatten();
+        let kind = if name.starts_with("cu") && !name.starts_with("cuda") {
+            EventKind::Driver
+        } else {
+            EventKind::Runtime
+        };
+        self.rows += 1;
+        let pid = self.pid_id();
+        let tid = TraceId::Name(self.b.intern("CUDA API"));
+        let track = self.track(TrackKey::Thread { pid, tid }, || "CUDA API".to_string());
+        let name_id = self.b.intern(name);
+        let info = ApiInfo {
+            correlation,
+            ..ApiInfo::default()
+        };
+        self.b
+            .push_api(track, start_ns, dur_ns, name_id, kind, info, 0);
+    }
+
+    /// One summary row; `section` is the table it belongs to.
+    fn summary_row(&mut self, section: SummaryKind, row: RecordedSummaryRow) {
+        let section = match section {
+            SummaryKind::Gpu => crate::model::SummarySection::GpuActivities,
+            SummaryKind::Api => crate::model::SummarySection::ApiCalls,
+        };
+        self.rows += 1;
+        self.summary
+            .rows
+            .push(RecordedSummaryRow { section, ..row });
+    }
+
+    /// One row of the Unified Memory summary table.
+    fn um_summary_row(&mut self, row: UnifiedMemorySummaryRow) {
+        self.rows += 1;
+        if let Some((name, id)) = parse_device(&row.device) {
+            self.add_device(name, id);
+        }
+        self.summary.unified_memory.push(row);
+    }
+
+    /// Turns what was collected into the profile, or an error when nothing was readable.
+    fn finish(mut self) -> Result<Profile, ImportError> {
+        if self.saw_csv {
+            self.b.source.format = Format::NvprofCsv;
+        }
+        let has_summary = !self.summary.rows.is_empty()
+            || !self.summary.unified_memory.is_empty()
+            || self.summary.cpu_page_faults.is_some();
+        let has_metrics = self
+            .b
+            .source
+            .details
+            .iter()
+            .any(|(k, _)| k.starts_with("nvprof metric") || k.starts_with("nvprof event"));
+        if self.rows == 0 && !has_summary && !has_metrics {
+            if let Some((line, _)) = self.cpu_profile {
+                return Err(ImportError::Unsupported {
+                    path: self.path.to_path_buf(),
+                    detail: format!(
+                        "nvprof CPU-profiling output (a text tree, not a trace or summary; \
+                         `CPU profiling result` on line {line}); profile with \
+                         `--print-gpu-trace` or `--print-gpu-summary` instead"
+                    ),
+                });
+            }
+            if let Some((line, detail)) = self.first_problem.take() {
+                return Err(self.corrupt(
+                    line,
+                    format!("no row of the table could be read ({detail})"),
+                ));
+            }
+            if let Some(&line) = self.empty_tables.first() {
+                return Err(self.corrupt(line, "the table has a header but no rows"));
+            }
+            if self.nothing_profiled {
+                return Err(ImportError::Unsupported {
+                    path: self.path.to_path_buf(),
+                    detail: "nvprof profiled nothing (`No kernels were profiled.`)".to_string(),
+                });
+            }
+            let line = self.last_framing_line;
+            return Err(self.corrupt(
+                line,
+                "no nvprof table found: expected a GPU trace, API trace or summary table \
+                 (`\"Start\",\"Duration\",...`, `Start  Duration ...` or `Type  Time(%) ...`)",
+            ));
+        }
+        if let Some((line, n)) = self.cpu_profile {
+            self.b.warn(
+                "cpu_profile_skipped",
+                n.max(1),
+                format!(
+                    "the nvprof CPU-profiling tree (from line {line}) is not read; \
+                     warpscope shows GPU traces and summaries"
+                ),
+            );
+        }
+        for line in std::mem::take(&mut self.empty_tables) {
+            self.problem("empty_table", line, || {
+                format!("a table has a header but no rows (first at line {line})")
+            });
+        }
+        if !self.unknown_columns.is_empty() {
+            let n = self.unknown_columns.len() as u64;
+            let list = self
+                .unknown_columns
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            self.b.warn(
+                "unknown_columns",
+                n,
+                format!("columns warpscope does not read were ignored: {list}"),
+            );
+        }
+        for (code, p) in std::mem::take(&mut self.problems) {
+            self.b.warn(code, p.count, p.message);
+        }
+        if has_summary {
+            self.b.recorded_summary = Some(std::mem::take(&mut self.summary));
+        }
+        Ok(self.b.finish())
+    }
+}
+
+/// Demangles an Itanium C++ name (`_ZN5Eigen...`), or `None` if it does not parse.
+fn demangle(raw: &str) -> Option<String> {
+    let sym = cpp_demangle::Symbol::new(raw.as_bytes()).ok()?;
+    sym.demangle().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framing_lines_are_recognised() {
+        assert_eq!(
+            framing("==308065== Profiling result:"),
+            Some((Some(308_065), "Profiling result:"))
+        );
+        assert_eq!(
+            framing("======== CPU profiling result (bottom up):"),
+            Some((None, "CPU profiling result (bottom up):"))
+        );
+        assert_eq!(framing("==abc== x"), None);
+        assert_eq!(framing("\"Start\",\"Duration\""), None);
+    }
+
+    #[test]
+    fn times_convert_exactly() {
+        assert_eq!(time_ns("1.183779", Unit::Time(9)), Ok(Some(1_183_779_000)));
+        assert_eq!(time_ns("0.000992", Unit::Time(6)), Ok(Some(992)));
+        assert_eq!(time_ns("812ns", Unit::Inline), Ok(Some(812)));
+        assert_eq!(time_ns("1.1840us", Unit::Inline), Ok(Some(1_184)));
+        assert_eq!(time_ns("305.08ms", Unit::Inline), Ok(Some(305_080_000)));
+        assert_eq!(time_ns("1.05294s", Unit::Inline), Ok(Some(1_052_940_000)));
+        assert_eq!(time_ns("-", Unit::Inline), Ok(None));
+        assert_eq!(time_ns("", Unit::Time(9)), Ok(None));
+        assert!(time_ns("12", Unit::Inline).is_err());
+        assert!(time_ns("abc", Unit::Time(3)).is_err());
+    }
+
+    #[test]
+    fn sizes_use_powers_of_1024() {
+        // 6.304688 MB is 6610944.52 B: rounded to the nearest byte.
+        assert_eq!(bytes_cell("6.304688MB", Unit::Inline), Ok(Some(6_610_945)));
+        assert_eq!(bytes_cell("40.860352KB", Unit::Inline), Ok(Some(41_841)));
+        assert_eq!(bytes_cell("8.0000KB", Unit::Inline), Ok(Some(8_192)));
+        assert_eq!(bytes_cell("256.00MB", Unit::Inline), Ok(Some(268_435_456)));
+        assert_eq!(bytes_cell("0B", Unit::Inline), Ok(Some(0)));
+        assert_eq!(bytes_cell("0.000011", Unit::Bytes(2)), Ok(Some(12)));
+        assert_eq!(bytes_cell("65536.000000", Unit::Bytes(0)), Ok(Some(65_536)));
+        assert_eq!(bytes_cell("-", Unit::Inline), Ok(None));
+        assert!(bytes_cell("1.2GB/s", Unit::Inline).is_err());
+    }
+
+    #[test]
+    fn cells_parse() {
+        assert_eq!(dims_cell("(32768 1 1)"), Some([32768, 1, 1]));
+        assert_eq!(dims_cell("-"), None);
+        assert_eq!(parse_device("TITAN Xp (0)"), Some(("TITAN Xp", 0)));
+        assert_eq!(parse_device("Tesla K80 (1)"), Some(("Tesla K80", 1)));
+        assert_eq!(parse_device("CPU, TITAN Xp ("), None);
+        assert_eq!(
+            strip_correlation_suffix("void k<double>(double*) [128]"),
+            ("void k<double>(double*)", Some(128))
+        );
+        assert_eq!(
+            strip_correlation_suffix("[CUDA memcpy DtoH]"),
+            ("[CUDA memcpy DtoH]", None)
+        );
+        assert_eq!(percent_cell("71.05%"), Ok(71.05));
+    }
+
+    #[test]
+    fn mangled_names_demangle() {
+        assert_eq!(demangle("_Z3fooi").as_deref(), Some("foo(int)"));
+        assert_eq!(demangle("_Znot a symbol"), None);
+    }
+}

@@ -1,0 +1,391 @@
+//! The plain-text tables of nvprof logs: the `--print-gpu-trace` / `--print-api-trace` tables
+//! (fixed-width, right-aligned cells read by the header's column end offsets, `Name` from its
+//! header's start to the end of the line), the summary in the CUDA ≥ 9 layout (`Type` column with
+//! `GPU activities:` / `API calls:` labels) and the ≤ CUDA 8 layout (no `Type` column), and the
+//! Unified Memory block. Every value carries its own unit (`812ns`, `8.0000KB`); `-` is missing.
+
+use super::csv::{summary_values, um_time};
+use super::{
+    Col, Line, Lines, NCOL, Section, State, SummaryKind, Unit, Units, bytes_cell, ends_table,
+    int_cell,
+};
+use crate::import::{ImportError, Progress};
+use crate::model::{RecordedSummaryRow, SummarySection, UnifiedMemorySummaryRow};
+
+/// What a text table header announces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum HeaderKind {
+    /// `   Start  Duration ... Name` (GPU or API trace).
+    Trace,
+    /// `Type  Time(%)  Time  Calls  Avg  Min  Max  Name` (`typed`) or the same without `Type`.
+    Summary {
+        /// True for the CUDA ≥ 9 layout with a `Type` column.
+        typed: bool,
+    },
+    /// `Count  Avg Size  Min Size  Max Size  Total Size  Total Time  Name`.
+    UnifiedMemory,
+}
+
+/// The column names of a header line with their byte spans. Names are separated by two or more
+/// spaces and may contain single spaces (`Grid Size`).
+fn header_columns(line: &str) -> Vec<(usize, usize, &str)> {
+    let b = line.as_bytes();
+    let mut cols = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        while i < b.len() && b[i] == b' ' {
+            i += 1;
+        }
+        if i >= b.len() {
+            break;
+        }
+        let start = i;
+        let mut end = i;
+        while end < b.len() && !(b[end] == b' ' && (end + 1 >= b.len() || b[end + 1] == b' ')) {
+            end += 1;
+        }
+        cols.push((start, end, line.get(start..end).unwrap_or("")));
+        i = end;
+    }
+    cols
+}
+
+/// Recognises a text table header.
+pub(super) fn header_kind(line: &str) -> Option<HeaderKind> {
+    if !line.trim_end().ends_with("Name") {
+        return None;
+    }
+    let cols = header_columns(line);
+    let names: Vec<&str> = cols.iter().map(|c| c.2).collect();
+    match names.as_slice() {
+        ["Start", "Duration", .., "Name"] => Some(HeaderKind::Trace),
+        [
+            "Type",
+            "Time(%)",
+            "Time",
+            "Calls",
+            "Avg",
+            "Min",
+            "Max",
+            "Name",
+        ] => Some(HeaderKind::Summary { typed: true }),
+        ["Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Name"] => {
+            Some(HeaderKind::Summary { typed: false })
+        }
+        [
+            "Count",
+            "Avg Size",
+            "Min Size",
+            "Max Size",
+            "Total Size",
+            "Total Time",
+            "Name",
+        ] => Some(HeaderKind::UnifiedMemory),
+        _ => None,
+    }
+}
+
+/// Reads the table whose header is `header` (already consumed from `lines`).
+pub(super) fn table(
+    st: &mut State<'_>,
+    lines: &mut Lines<'_>,
+    header: Line<'_>,
+    kind: HeaderKind,
+    progress: &Progress,
+) -> Result<(), ImportError> {
+    let rows_before = st.rows;
+    let mut any_line = false;
+    match kind {
+        HeaderKind::Trace => trace(st, lines, header, progress, &mut any_line)?,
+        HeaderKind::Summary { typed } => summary(st, lines, typed, &mut any_line),
+        HeaderKind::UnifiedMemory => unified_memory(st, lines, &mut any_line),
+    }
+    if !any_line && st.rows == rows_before {
+        st.empty_tables.push(header.no);
+    }
+    Ok(())
+}
+
+/// The next line of the table, or `None` at its end.
+fn next_row<'a>(lines: &mut Lines<'a>) -> Option<Line<'a>> {
+    let l = lines.peek()?;
+    if ends_table(l.text) {
+        return None;
+    }
+    lines.next()
+}
+
+/// A `--print-gpu-trace` or `--print-api-trace` table.
+fn trace(
+    st: &mut State<'_>,
+    lines: &mut Lines<'_>,
+    header: Line<'_>,
+    progress: &Progress,
+    any_line: &mut bool,
+) -> Result<(), ImportError> {
+    let cols = header_columns(header.text);
+    let mut spans: Vec<(Option<Col>, usize, usize)> = Vec::with_capacity(cols.len());
+    let mut unknown = Vec::new();
+    for &(start, end, name) in &cols {
+        let col = Col::from_header(name);
+        if col.is_none() {
+            unknown.push(name);
+        }
+        spans.push((col, start, end));
+    }
+    st.note_unknown_columns(unknown.into_iter());
+    let has = |c: Col| spans.iter().any(|s| s.0 == Some(c));
+    let gpu = [
+        Col::Device,
+        Col::GridSize,
+        Col::Stream,
+        Col::Size,
+        Col::Context,
+    ]
+    .into_iter()
+    .any(has);
+    let has_corr = has(Col::Correlation);
+    let units: Units = [Unit::Inline; NCOL];
+    let mut n = 0u64;
+    while let Some(l) = next_row(lines) {
+        *any_line = true;
+        n += 1;
+        if n.is_multiple_of(65_536) {
+            progress.set_done(l.start as u64);
+            if progress.is_cancelled() {
+                return Err(ImportError::Cancelled {
+                    path: st.path.to_path_buf(),
+                });
+            }
+        }
+        let Some(cells) = row_cells(l.text, &spans) else {
+            st.bad_row(l.no, "the line does not fit the table's columns");
+            continue;
+        };
+        if gpu {
+            st.gpu_row(&cells, &units, has_corr, l.no);
+        } else {
+            st.api_row(&cells, &units, l.no);
+        }
+    }
+    Ok(())
+}
+
+/// Cuts a fixed-width row into cells: each cell ends where its header ends (cells are
+/// right-aligned) and starts where the previous header ended; `Name` runs to the end of the line.
+fn row_cells<'a>(line: &'a str, spans: &[(Option<Col>, usize, usize)]) -> Option<Cells<'a>> {
+    let mut cells = [""; NCOL];
+    let len = line.len();
+    let mut prev_end = 0;
+    for &(col, start, end) in spans {
+        if col == Some(Col::Name) {
+            cells[Col::Name as usize] = line.get(start.min(len)..)?.trim();
+            break;
+        }
+        let cell = line.get(prev_end.min(len)..end.min(len))?.trim();
+        if let Some(c) = col {
+            cells[c as usize] = cell;
+        }
+        prev_end = end;
+    }
+    Some(cells)
+}
+
+type Cells<'a> = super::Cells<'a>;
+
+/// Splits the first `N` whitespace-separated values off `s`; the rest (trimmed) is the name.
+fn values<const N: usize>(s: &str) -> Option<([&str; N], &str)> {
+    let mut out = [""; N];
+    let mut rest = s;
+    for v in &mut out {
+        rest = rest.trim_start();
+        let end = rest.find(' ').unwrap_or(rest.len());
+        if end == 0 {
+            return None;
+        }
+        *v = &rest[..end];
+        rest = &rest[end..];
+    }
+    Some((out, rest.trim()))
+}
+
+/// Which summary table the rows are in, from the labels of the CUDA ≥ 9 layout.
+#[derive(Clone, Copy)]
+enum Label {
+    Unset,
+    Known(SummaryKind),
+    Skipped,
+}
+
+/// A `Profiling result:` summary, in either layout.
+fn summary(st: &mut State<'_>, lines: &mut Lines<'_>, typed: bool, any_line: &mut bool) {
+    let mut label = if typed {
+        Label::Unset
+    } else if st.section == Section::ApiCalls {
+        Label::Known(SummaryKind::Api)
+    } else {
+        Label::Known(SummaryKind::Gpu)
+    };
+    while let Some(l) = next_row(lines) {
+        *any_line = true;
+        let mut rest = l.text.trim_start();
+        if typed && rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            let Some((name, after)) = rest.split_once(':') else {
+                st.bad_row(
+                    l.no,
+                    "a summary row must start with a value or a `Type:` label",
+                );
+                continue;
+            };
+            label = match name.trim() {
+                "GPU activities" => Label::Known(SummaryKind::Gpu),
+                "API calls" => Label::Known(SummaryKind::Api),
+                other => {
+                    let other = other.to_string();
+                    let no = l.no;
+                    st.problem("unread_summary_section", no, || {
+                        format!("summary rows of type `{other}` are not read (first at line {no})")
+                    });
+                    Label::Skipped
+                }
+            };
+            rest = after;
+        }
+        let section = match label {
+            Label::Known(s) => s,
+            Label::Skipped => continue,
+            Label::Unset => {
+                st.bad_row(
+                    l.no,
+                    "a summary row comes before any `GPU activities:` / `API calls:` label",
+                );
+                continue;
+            }
+        };
+        let Some(([pct, time, calls, avg, min, max], name)) = values::<6>(rest) else {
+            st.bad_row(
+                l.no,
+                "a summary row needs Time(%), Time, Calls, Avg, Min, Max and Name",
+            );
+            continue;
+        };
+        if name.is_empty() {
+            st.bad_row(l.no, "the Name is empty");
+            continue;
+        }
+        match summary_values([time, avg, min, max], [Unit::Inline; 4], pct, calls) {
+            Ok((time_pct, [total_ns, avg_ns, min_ns, max_ns], calls)) => st.summary_row(
+                section,
+                RecordedSummaryRow {
+                    section: SummarySection::GpuActivities,
+                    name: name.to_string(),
+                    time_pct,
+                    total_ns,
+                    calls,
+                    avg_ns,
+                    min_ns,
+                    max_ns,
+                },
+            ),
+            Err(e) => st.bad_row(l.no, &e),
+        }
+    }
+}
+
+/// The Unified Memory block: `Device "TITAN Xp (0)"`, then the table (repeated per device).
+fn unified_memory(st: &mut State<'_>, lines: &mut Lines<'_>, any_line: &mut bool) {
+    while let Some(l) = next_row(lines) {
+        *any_line = true;
+        let t = l.text.trim();
+        if let Some(device) = t
+            .strip_prefix("Device \"")
+            .and_then(|r| r.strip_suffix('"'))
+        {
+            st.um_device = device.to_string();
+            continue;
+        }
+        if header_kind(l.text) == Some(HeaderKind::UnifiedMemory) {
+            continue;
+        }
+        let Some(([count, avg, min, max, total, time], name)) = values::<6>(t) else {
+            st.bad_row(l.no, "a Unified Memory row needs six values and a name");
+            continue;
+        };
+        let parsed = (|| -> Result<_, String> {
+            Ok((
+                int_cell(count)?,
+                [
+                    bytes_cell(avg, Unit::Inline)?,
+                    bytes_cell(min, Unit::Inline)?,
+                    bytes_cell(max, Unit::Inline)?,
+                    bytes_cell(total, Unit::Inline)?,
+                ],
+            ))
+        })();
+        let (count, [avg, min, max, total]) = match parsed {
+            Ok(v) => v,
+            Err(e) => {
+                st.bad_row(l.no, &e);
+                continue;
+            }
+        };
+        let total_ns = um_time(st, time, l.no);
+        let row = UnifiedMemorySummaryRow {
+            device: st.um_device.clone(),
+            name: name.to_string(),
+            count,
+            avg_bytes: avg,
+            min_bytes: min,
+            max_bytes: max,
+            total_bytes: total,
+            total_ns,
+        };
+        st.um_summary_row(row);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_columns_keep_single_spaces() {
+        let h = "   Start  Duration            Grid Size      Block Size  Name";
+        let cols = header_columns(h);
+        let names: Vec<&str> = cols.iter().map(|c| c.2).collect();
+        assert_eq!(
+            names,
+            ["Start", "Duration", "Grid Size", "Block Size", "Name"]
+        );
+        assert_eq!(cols[0], (3, 8, "Start"));
+        assert_eq!(header_kind(h), Some(HeaderKind::Trace));
+        assert_eq!(
+            header_kind("Time(%)      Time  Name"),
+            None,
+            "the CPU-profiling tree header is not a summary"
+        );
+    }
+
+    #[test]
+    fn rows_are_cut_at_column_ends() {
+        let h = "   Start  Duration            Grid Size           Device  Name";
+        let r = "309.24ms  1.6783ms          (32768 1 1)     TITAN Xp (0)  void k(int) [128]";
+        let spans: Vec<_> = header_columns(h)
+            .into_iter()
+            .map(|(s, e, n)| (Col::from_header(n), s, e))
+            .collect();
+        let cells = row_cells(r, &spans).unwrap_or([""; NCOL]);
+        assert_eq!(cells[Col::Start as usize], "309.24ms");
+        assert_eq!(cells[Col::GridSize as usize], "(32768 1 1)");
+        assert_eq!(cells[Col::Device as usize], "TITAN Xp (0)");
+        assert_eq!(cells[Col::Name as usize], "void k(int) [128]");
+    }
+
+    #[test]
+    fn values_then_name() {
+        let (v, name) = values::<2>("  1.5%  3ms   a b  c ").unwrap_or((["", ""], ""));
+        assert_eq!(v, ["1.5%", "3ms"]);
+        assert_eq!(name, "a b  c");
+        assert!(values::<3>("1 2").is_none());
+    }
+}
