@@ -120,7 +120,7 @@ fn print_timings(profile: &Profile, t: &ImportTimings) {
     let mb = profile.source.content_bytes as f64 / 1e6;
     let secs = t.total.as_secs_f64();
     eprintln!(
-        "timings: {} events, {:.1} MB of JSON{} in {:.3} s ({:.0} MB/s): read{} {:.3} s (on its own thread), parse {:.3} s, index {:.3} s; peak RSS {}",
+        "timings: {} events, {:.1} MB{} in {:.3} s ({:.0} MB/s): read{} {:.3} s (on its own thread), parse {:.3} s, index {:.3} s; peak RSS {}",
         profile.event_count(),
         mb,
         if profile.source.compressed {

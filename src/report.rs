@@ -54,7 +54,8 @@ fn summary_table(r: &SummaryReport) -> String {
                 format_duration_ns(s.avg_ns),
                 format_duration_ns(s.min_ns),
                 format_duration_ns(s.max_ns),
-                format_duration_ns(s.median_ns),
+                s.median_ns
+                    .map_or_else(|| "-".to_string(), format_duration_ns),
                 name
             );
         }
@@ -112,6 +113,33 @@ fn summary_table(r: &SummaryReport) -> String {
             );
         }
     }
+    if !r.unified_memory.is_empty() {
+        let _ = writeln!(out, "\nUnified Memory profiling result (as recorded):");
+        let _ = writeln!(
+            out,
+            "{:>8}  {:>10}  {:>10}  {:>10}  {:>11}  {:>10}  {:<20}  Device",
+            "Count", "Avg Size", "Min Size", "Max Size", "Total Size", "Total Time", "Name"
+        );
+        let size = |b: Option<u64>| b.map_or_else(|| "-".to_string(), format_bytes);
+        for u in &r.unified_memory {
+            let _ = writeln!(
+                out,
+                "{:>8}  {:>10}  {:>10}  {:>10}  {:>11}  {:>10}  {:<20}  {}",
+                u.count.map_or_else(|| "-".to_string(), |c| c.to_string()),
+                size(u.avg_bytes),
+                size(u.min_bytes),
+                size(u.max_bytes),
+                size(u.total_bytes),
+                u.total_ns
+                    .map_or_else(|| "-".to_string(), format_duration_ns),
+                u.name,
+                u.device
+            );
+        }
+    }
+    if let Some(n) = r.cpu_page_faults {
+        let _ = writeln!(out, "Total CPU Page faults: {n}");
+    }
     write_warnings(&mut out, &r.warnings);
     out
 }
@@ -160,6 +188,10 @@ fn csv_field(s: &str) -> String {
     }
 }
 
+fn opt(v: Option<i64>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
 fn summary_csv(r: &SummaryReport) -> String {
     let mut out = String::from(
         "Type,Name,Kind,Calls,Total_ns,Avg_ns,Min_ns,Max_ns,Median_ns,Time_pct,Bytes,GBps,Self_ns,GPU_ns\n",
@@ -179,7 +211,7 @@ fn summary_csv(r: &SummaryReport) -> String {
             s.avg_ns,
             s.min_ns,
             s.max_ns,
-            s.median_ns,
+            opt(s.median_ns),
             a.time_pct
         );
     }
@@ -195,7 +227,7 @@ fn summary_csv(r: &SummaryReport) -> String {
             s.avg_ns,
             s.min_ns,
             s.max_ns,
-            s.median_ns,
+            opt(s.median_ns),
             a.time_pct
         );
     }

@@ -28,8 +28,9 @@ pub struct Stats {
     pub min_ns: i64,
     /// Longest.
     pub max_ns: i64,
-    /// Median (the mean of the two middle values, rounded down, for an even count).
-    pub median_ns: i64,
+    /// Median (the mean of the two middle values, rounded down, for an even count); `None` for
+    /// rows an nvprof summary recorded, which has no median.
+    pub median_ns: Option<i64>,
 }
 
 impl Stats {
@@ -41,11 +42,11 @@ impl Stats {
         durations.sort_unstable();
         let n = durations.len();
         let total_ns: i64 = durations.iter().sum();
-        let median_ns = if n % 2 == 1 {
+        let median_ns = Some(if n % 2 == 1 {
             durations[n / 2]
         } else {
             (durations[n / 2 - 1] + durations[n / 2]).div_euclid(2)
-        };
+        });
         Self {
             calls: n as u64,
             total_ns,
@@ -214,7 +215,7 @@ fn recorded_activities(profile: &Profile) -> Option<Vec<ActivityRow>> {
                     avg_ns: r.avg_ns,
                     min_ns: r.min_ns,
                     max_ns: r.max_ns,
-                    median_ns: r.avg_ns,
+                    median_ns: None,
                 },
                 time_pct: r.time_pct,
             })
@@ -256,6 +257,8 @@ pub fn copies_by_kind(profile: &Profile, range: TimeRange) -> Vec<CopyRow> {
             let kind = match (ev.kind[i], info) {
                 (EventKind::Memset, _) => CopyKind::Memset,
                 (_, Some(c)) => c.kind,
+                // Unified-memory page faults move no data of their own.
+                (EventKind::UnifiedMemory, None) => continue,
                 (_, None) => CopyKind::Unknown,
             };
             let g = groups.entry(kind).or_default();
@@ -339,7 +342,7 @@ pub fn api_calls(profile: &Profile, range: TimeRange) -> Vec<ApiRow> {
                     avg_ns: r.avg_ns,
                     min_ns: r.min_ns,
                     max_ns: r.max_ns,
-                    median_ns: r.avg_ns,
+                    median_ns: None,
                 },
                 time_pct: r.time_pct,
             })
@@ -514,8 +517,8 @@ mod tests {
         assert_eq!(s.avg_ns, 2);
         assert_eq!(s.min_ns, 1);
         assert_eq!(s.max_ns, 5);
-        assert_eq!(s.median_ns, 2);
-        assert_eq!(Stats::of(&mut [7]).median_ns, 7);
+        assert_eq!(s.median_ns, Some(2));
+        assert_eq!(Stats::of(&mut [7]).median_ns, Some(7));
         assert_eq!(Stats::of(&mut []), Stats::default());
     }
 

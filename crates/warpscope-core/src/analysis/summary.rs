@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::{
     ActivityRow, ApiRow, CopyRow, OpRow, api_calls, copies_by_kind, cpu_ops, gpu_activities,
 };
-use crate::model::{Profile, Warning};
+use crate::model::{Profile, UnifiedMemorySummaryRow, Warning};
 use crate::time::TimeRange;
 
 /// Where the profile came from, as reported.
@@ -56,6 +56,10 @@ pub struct SummaryReport {
     pub api: Vec<ApiRow>,
     /// CPU operators.
     pub ops: Vec<OpRow>,
+    /// nvprof's "Unified Memory profiling result" table, when the file is an nvprof summary.
+    pub unified_memory: Vec<UnifiedMemorySummaryRow>,
+    /// nvprof's `Total CPU Page faults`, when the file is an nvprof summary.
+    pub cpu_page_faults: Option<u64>,
     /// Problems met while importing.
     pub warnings: Vec<Warning>,
 }
@@ -78,6 +82,15 @@ pub fn summary_report(profile: &Profile, range: TimeRange, top: Option<usize>) -
         memcpy: copies_by_kind(profile, range),
         api,
         ops,
+        unified_memory: profile
+            .recorded_summary
+            .as_ref()
+            .map(|r| r.unified_memory.clone())
+            .unwrap_or_default(),
+        cpu_page_faults: profile
+            .recorded_summary
+            .as_ref()
+            .and_then(|r| r.cpu_page_faults),
         warnings: profile.warnings.clone(),
     }
 }

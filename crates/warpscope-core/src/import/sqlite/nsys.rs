@@ -1,0 +1,793 @@
+//! Nsight Systems SQLite exports (`nsys export --type sqlite`, schemas 2.9 to 3.24 seen):
+//! `CUPTI_ACTIVITY_KIND_*` tables that exist only when they have data, names as ids into
+//! `StringIds`, timestamps on the capture's own clock, and packed global thread/process ids.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::{
+    CopyNames, Db, Strings, TimeCheck, add_missing_devices, correlation, dim3, int,
+    memory_kind_nsys, name_tracks, stream_id, sync_name, text, thread_track, uint32, uint64,
+    work_track,
+};
+use crate::builder::{ProfileBuilder, TrackId};
+use crate::import::{ImportError, Progress};
+use crate::model::{
+    ApiInfo, CopyInfo, CopyKind, Device, EventKind, Format, GpuLane, KernelInfo, TraceId, TrackKey,
+};
+use crate::strings::StrId;
+
+const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
+const MEMCPY: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
+const MEMSET: &str = "CUPTI_ACTIVITY_KIND_MEMSET";
+const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
+const SYNCHRONIZATION: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+const NVTX_EVENTS: &str = "NVTX_EVENTS";
+const ACTIVITY_TABLES: [&str; 6] = [
+    KERNEL,
+    MEMCPY,
+    MEMSET,
+    RUNTIME,
+    SYNCHRONIZATION,
+    NVTX_EVENTS,
+];
+
+/// `ENUM_NSYS_EVENT_CLASS` values in the runtime table.
+const CLASS_RUNTIME: i64 = 0;
+const CLASS_DRIVER: i64 = 1;
+
+/// `ENUM_NSYS_EVENT_TYPE` values in `NVTX_EVENTS`.
+const NVTX_CATEGORY: i64 = 33;
+const NVTX_MARK: i64 = 34;
+const NVTX_PUSH_POP: i64 = 59;
+const NVTX_START_END: i64 = 60;
+const NVTX_DOMAIN_CREATE: i64 = 75;
+const NVTX_DOMAIN_DESTROY: i64 = 76;
+
+/// True if the database has the tables of an Nsight Systems export.
+pub(super) fn recognise(db: &Db) -> bool {
+    db.has("StringIds")
+        && (db.has("EXPORT_META_DATA")
+            || db.has("META_DATA_EXPORT")
+            || db.has("TARGET_INFO_GPU")
+            || ACTIVITY_TABLES.iter().any(|t| db.has(t)))
+}
+
+/// Process id of a serialized global id (`globalPid` or `globalTid`).
+fn pid_of(global: i64) -> i64 {
+    (global >> 24) & 0xFF_FFFF
+}
+
+/// Thread id of a serialized global id.
+fn tid_of(global: i64) -> i64 {
+    global & 0xFF_FFFF
+}
+
+/// Correlation scope of a serialized global id: its process.
+fn scope_of(global: Option<i64>) -> u32 {
+    global.map_or(0, |g| u32::try_from(pid_of(g)).unwrap_or(0))
+}
+
+/// Reads an Nsight Systems export into a builder.
+pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, ImportError> {
+    let mut b = ProfileBuilder::new(db.path().to_path_buf(), Format::NsysSqlite);
+    b.source.tool = "Nsight Systems".to_string();
+    read_meta(db, &mut b)?;
+    read_session_start(db, &mut b)?;
+    let mut r = Reader {
+        db,
+        strings: Strings::new(db, "StringIds", "id")?,
+        copy_names: CopyNames::default(),
+        pids: FxHashSet::default(),
+        devices: FxHashSet::default(),
+    };
+    const STEPS: u64 = 8;
+    db.checkpoint(progress, 1, STEPS)?;
+    if db.has(KERNEL) {
+        r.read_kernels(&mut b, progress)?;
+    }
+    db.checkpoint(progress, 2, STEPS)?;
+    if db.has(MEMCPY) {
+        r.read_memcpy(&mut b, progress)?;
+    }
+    db.checkpoint(progress, 3, STEPS)?;
+    if db.has(MEMSET) {
+        r.read_memset(&mut b, progress)?;
+    }
+    db.checkpoint(progress, 4, STEPS)?;
+    if db.has(RUNTIME) {
+        r.read_api(&mut b, progress)?;
+    }
+    db.checkpoint(progress, 5, STEPS)?;
+    if db.has(SYNCHRONIZATION) {
+        r.read_sync(&mut b, progress)?;
+    }
+    db.checkpoint(progress, 6, STEPS)?;
+    if db.has(NVTX_EVENTS) {
+        r.read_nvtx(&mut b, progress)?;
+    }
+    db.checkpoint(progress, 7, STEPS)?;
+    if !ACTIVITY_TABLES.iter().any(|t| db.has(t)) {
+        b.warn(
+            "sqlite_no_activity_tables",
+            1,
+            format!(
+                "the export has none of the tables {}: the profile is empty",
+                ACTIVITY_TABLES.join(", ")
+            ),
+        );
+    }
+    r.read_devices(&mut b)?;
+    r.read_processes(&mut b)?;
+    let thread_names = r.read_thread_names(&mut b)?;
+    r.strings.report(&mut b);
+    add_missing_devices(&mut b);
+    name_tracks(&mut b, &FxHashMap::default(), &thread_names);
+    Ok(b)
+}
+
+/// `EXPORT_META_DATA` (≤ 2023) or `META_DATA_EXPORT` (2025+): product and schema versions.
+fn read_meta(db: &Db, b: &mut ProfileBuilder) -> Result<(), ImportError> {
+    let Some(table) = ["META_DATA_EXPORT", "EXPORT_META_DATA"]
+        .into_iter()
+        .find(|t| db.has(t))
+    else {
+        b.warn(
+            "nsys_no_meta_data",
+            1,
+            "the export has neither META_DATA_EXPORT nor EXPORT_META_DATA: tool and schema \
+             versions are unknown",
+        );
+        return Ok(());
+    };
+    let sel = db.select(table, &["name", "value"], &[])?;
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    db.for_each_row(&sel, &Progress::default(), |row| {
+        if let Some(name) = text(row, 0) {
+            let value = match row.get_ref(1) {
+                Ok(rusqlite::types::ValueRef::Text(t)) => String::from_utf8_lossy(t).into_owned(),
+                _ => int(row, 1).map(|v| v.to_string()).unwrap_or_default(),
+            };
+            pairs.push((name.to_string(), value));
+        }
+        Ok(())
+    })?;
+    for (name, value) in pairs {
+        match name.as_str() {
+            "EXPORT_PRODUCT_VERSION" => b.source.tool_version = Some(value),
+            "EXPORT_SCHEMA_VERSION" => b.source.schema_version = Some(value),
+            "EXPORT_TIME_UTC" => b.source.details.push(("exported (UTC)".to_string(), value)),
+            "EXPORT_PARAM_INPUT_FILE" => b.source.details.push(("report".to_string(), value)),
+            _ => {}
+        }
+    }
+    b.source
+        .details
+        .push(("meta-data table".to_string(), table.to_string()));
+    Ok(())
+}
+
+/// `TARGET_INFO_SESSION_START_TIME.utcEpochNs`: the wall-clock time of the capture clock's zero.
+fn read_session_start(db: &Db, b: &mut ProfileBuilder) -> Result<(), ImportError> {
+    const TABLE: &str = "TARGET_INFO_SESSION_START_TIME";
+    if !db.has(TABLE) {
+        return Ok(());
+    }
+    let sel = db.select(TABLE, &["utcEpochNs"], &["utcTime"])?;
+    let mut found: Option<(i64, Option<String>)> = None;
+    db.for_each_row(&sel, &Progress::default(), |row| {
+        if found.is_none() {
+            found = int(row, 0).map(|ns| (ns, text(row, 1).map(str::to_string)));
+        }
+        Ok(())
+    })?;
+    if let Some((ns, utc)) = found {
+        b.unix_offset_ns = Some(ns);
+        if let Some(utc) = utc {
+            b.source
+                .details
+                .push(("session start (UTC)".to_string(), utc));
+        }
+    }
+    Ok(())
+}
+
+struct Reader<'c> {
+    db: &'c Db,
+    strings: Strings<'c>,
+    copy_names: CopyNames,
+    /// Processes that appear in activity tables.
+    pids: FxHashSet<i64>,
+    /// Devices that appear in activity tables.
+    devices: FxHashSet<u32>,
+}
+
+impl Reader<'_> {
+    fn read_kernels(
+        &mut self,
+        b: &mut ProfileBuilder,
+        progress: &Progress,
+    ) -> Result<(), ImportError> {
+        let sel = self.db.select(
+            KERNEL,
+            &["start", "end", "deviceId", "streamId", "demangledName"],
+            &[
+                "contextId",
+                "correlationId",
+                "globalPid",
+                "mangledName",
+                "gridX",
+                "gridY",
+                "gridZ",
+                "blockX",
+                "blockY",
+                "blockZ",
+                "registersPerThread",
+                "staticSharedMemory",
+                "dynamicSharedMemory",
+            ],
+        )?;
+        let db = self.db;
+        let strings = &mut self.strings;
+        let (pids, devices) = (&mut self.pids, &mut self.devices);
+        let mut times = TimeCheck::default();
+        let mut tracks: FxHashMap<(u32, u32, u64), TrackId> = FxHashMap::default();
+        db.for_each_row(&sel, progress, |row| {
+            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+                return Ok(());
+            };
+            let device = uint32(row, 2).unwrap_or(0);
+            let stream = stream_id(row, 3);
+            let context = uint32(row, 5).unwrap_or(0);
+            let global_pid = int(row, 7);
+            let name = strings.get_or_placeholder(db, b, int(row, 4).unwrap_or(0))?;
+            let mangled = match int(row, 8) {
+                Some(id) => strings.get(db, b, id)?,
+                None => None,
+            };
+            let track = *tracks.entry((device, context, stream)).or_insert_with(|| {
+                devices.insert(device);
+                work_track(b, device, context, stream)
+            });
+            if let Some(g) = global_pid {
+                pids.insert(pid_of(g));
+            }
+            let info = KernelInfo {
+                grid: dim3(row, 9, 10, 11),
+                block: dim3(row, 12, 13, 14),
+                registers_per_thread: uint32(row, 15),
+                static_shared_bytes: uint64(row, 16),
+                dynamic_shared_bytes: uint64(row, 17),
+                correlation: correlation(row, 6),
+                mangled_name: mangled,
+                ..KernelInfo::default()
+            };
+            b.push_kernel(track, start, dur, name, info, scope_of(global_pid));
+            Ok(())
+        })?;
+        times.report(b, KERNEL);
+        Ok(())
+    }
+
+    /// Copies; copyKind 11–13 are unified-memory migrations and go to the device's
+    /// unified-memory lane as [`EventKind::UnifiedMemory`].
+    fn read_memcpy(
+        &mut self,
+        b: &mut ProfileBuilder,
+        progress: &Progress,
+    ) -> Result<(), ImportError> {
+        let sel = self.db.select(
+            MEMCPY,
+            &["start", "end", "deviceId", "streamId", "copyKind", "bytes"],
+            &[
+                "contextId",
+                "correlationId",
+                "globalPid",
+                "srcKind",
+                "dstKind",
+            ],
+        )?;
+        let names = &mut self.copy_names;
+        let (pids, devices) = (&mut self.pids, &mut self.devices);
+        let mut times = TimeCheck::default();
+        let mut tracks: FxHashMap<(u32, u32, u64, bool), TrackId> = FxHashMap::default();
+        self.db.for_each_row(&sel, progress, |row| {
+            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+                return Ok(());
+            };
+            let device = uint32(row, 2).unwrap_or(0);
+            let kind = CopyKind::from_cupti(int(row, 4).unwrap_or(0));
+            let unified = matches!(
+                kind,
+                CopyKind::UnifiedHtoD | CopyKind::UnifiedDtoH | CopyKind::UnifiedDtoD
+            );
+            let (context, stream) = if unified {
+                (0, 0)
+            } else {
+                (uint32(row, 6).unwrap_or(0), stream_id(row, 3))
+            };
+            let track = *tracks
+                .entry((device, context, stream, unified))
+                .or_insert_with(|| {
+                    devices.insert(device);
+                    b.track(TrackKey::Gpu {
+                        device,
+                        context,
+                        stream,
+                        lane: if unified {
+                            GpuLane::UnifiedMemory
+                        } else {
+                            GpuLane::Work
+                        },
+                    })
+                });
+            let global_pid = int(row, 8);
+            if let Some(g) = global_pid {
+                pids.insert(pid_of(g));
+            }
+            let name = names.get(b, kind);
+            let info = CopyInfo {
+                kind,
+                bytes: uint64(row, 5),
+                src_kind: memory_kind_nsys(int(row, 9)),
+                dst_kind: memory_kind_nsys(int(row, 10)),
+                correlation: correlation(row, 7),
+                external_id: None,
+            };
+            let event = if unified {
+                EventKind::UnifiedMemory
+            } else {
+                EventKind::Memcpy
+            };
+            b.push_copy(track, start, dur, name, event, info, scope_of(global_pid));
+            Ok(())
+        })?;
+        times.report(b, MEMCPY);
+        Ok(())
+    }
+
+    fn read_memset(
+        &mut self,
+        b: &mut ProfileBuilder,
+        progress: &Progress,
+    ) -> Result<(), ImportError> {
+        let sel = self.db.select(
+            MEMSET,
+            &["start", "end", "deviceId", "streamId", "bytes"],
+            &["contextId", "correlationId", "globalPid", "memKind"],
+        )?;
+        let name = self.copy_names.get(b, CopyKind::Memset);
+        let (pids, devices) = (&mut self.pids, &mut self.devices);
+        let mut times = TimeCheck::default();
+        self.db.for_each_row(&sel, progress, |row| {
+            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+                return Ok(());
+            };
+            let device = uint32(row, 2).unwrap_or(0);
+            let context = uint32(row, 5).unwrap_or(0);
+            devices.insert(device);
+            let track = work_track(b, device, context, stream_id(row, 3));
+            let global_pid = int(row, 7);
+            if let Some(g) = global_pid {
+                pids.insert(pid_of(g));
+            }
+            let info = CopyInfo {
+                kind: CopyKind::Memset,
+                bytes: uint64(row, 4),
+                src_kind: None,
+                dst_kind: memory_kind_nsys(int(row, 8)),
+                correlation: correlation(row, 6),
+                external_id: None,
+            };
+            b.push_copy(
+                track,
+                start,
+                dur,
+                name,
+                EventKind::Memset,
+                info,
+                scope_of(global_pid),
+            );
+            Ok(())
+        })?;
+        times.report(b, MEMSET);
+        Ok(())
+    }
+
+    /// Runtime and driver calls, told apart by `eventClass` (0 runtime, 1 driver). Names keep
+    /// CUPTI's `_v7000` suffix as stored; the analysis strips it for display.
+    fn read_api(&mut self, b: &mut ProfileBuilder, progress: &Progress) -> Result<(), ImportError> {
+        let sel = self.db.select(
+            RUNTIME,
+            &["start", "end", "nameId"],
+            &["eventClass", "globalTid", "correlationId"],
+        )?;
+        let db = self.db;
+        let strings = &mut self.strings;
+        let pids = &mut self.pids;
+        let mut times = TimeCheck::default();
+        let (mut other_class, mut no_thread) = (0u64, 0u64);
+        let mut tracks: FxHashMap<i64, TrackId> = FxHashMap::default();
+        let mut class_of_name: FxHashMap<StrId, EventKind> = FxHashMap::default();
+        db.for_each_row(&sel, progress, |row| {
+            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+                return Ok(());
+            };
+            let Some(global_tid) = int(row, 4) else {
+                no_thread += 1;
+                return Ok(());
+            };
+            let name = strings.get_or_placeholder(db, b, int(row, 2).unwrap_or(0))?;
+            let kind = match int(row, 3) {
+                Some(CLASS_RUNTIME) => EventKind::Runtime,
+                Some(CLASS_DRIVER) => EventKind::Driver,
+                Some(_) => {
+                    other_class += 1;
+                    return Ok(());
+                }
+                // Without eventClass, tell driver calls (`cuLaunchKernel`) by their name.
+                None => *class_of_name.entry(name).or_insert_with(|| {
+                    let n = b.strings.get(name);
+                    if n.starts_with("cu") && !n.starts_with("cuda") {
+                        EventKind::Driver
+                    } else {
+                        EventKind::Runtime
+                    }
+                }),
+            };
+            let track = *tracks.entry(global_tid).or_insert_with(|| {
+                pids.insert(pid_of(global_tid));
+                thread_track(b, pid_of(global_tid), tid_of(global_tid))
+            });
+            let info = ApiInfo {
+                correlation: correlation(row, 5),
+                cbid: None,
+                external_id: None,
+            };
+            b.push_api(
+                track,
+                start,
+                dur,
+                name,
+                kind,
+                info,
+                scope_of(Some(global_tid)),
+            );
+            Ok(())
+        })?;
+        times.report(b, RUNTIME);
+        b.warn(
+            "nsys_other_event_class",
+            other_class,
+            format!("{RUNTIME}: rows whose eventClass is neither CUDA runtime (0) nor driver (1) were skipped"),
+        );
+        b.warn(
+            "nsys_api_without_thread",
+            no_thread,
+            format!("{RUNTIME}: rows without a globalTid were skipped"),
+        );
+        Ok(())
+    }
+
+    fn read_sync(
+        &mut self,
+        b: &mut ProfileBuilder,
+        progress: &Progress,
+    ) -> Result<(), ImportError> {
+        let sel = self.db.select(
+            SYNCHRONIZATION,
+            &["start", "end", "deviceId"],
+            &["contextId", "streamId", "syncType", "globalPid"],
+        )?;
+        let mut names: FxHashMap<&'static str, StrId> = FxHashMap::default();
+        let (pids, devices) = (&mut self.pids, &mut self.devices);
+        let mut times = TimeCheck::default();
+        self.db.for_each_row(&sel, progress, |row| {
+            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+                return Ok(());
+            };
+            let label = sync_name(int(row, 5));
+            let name = *names.entry(label).or_insert_with(|| b.intern(label));
+            let device = uint32(row, 2).unwrap_or(0);
+            devices.insert(device);
+            if let Some(g) = int(row, 6) {
+                pids.insert(pid_of(g));
+            }
+            let track = b.track(TrackKey::Gpu {
+                device,
+                context: uint32(row, 3).unwrap_or(0),
+                stream: stream_id(row, 4),
+                lane: GpuLane::Annotations,
+            });
+            b.push(track, start, dur, name, EventKind::GpuSync);
+            Ok(())
+        })?;
+        times.report(b, SYNCHRONIZATION);
+        Ok(())
+    }
+
+    /// NVTX ranges and marks. Push/pop and start/end ranges go on the thread that opened them;
+    /// marks are zero-duration events.
+    fn read_nvtx(
+        &mut self,
+        b: &mut ProfileBuilder,
+        progress: &Progress,
+    ) -> Result<(), ImportError> {
+        let sel = self.db.select(
+            NVTX_EVENTS,
+            &["start", "eventType"],
+            &["end", "text", "textId", "globalTid", "domainId"],
+        )?;
+        let db = self.db;
+        let strings = &mut self.strings;
+        let pids = &mut self.pids;
+        let mut times = TimeCheck::default();
+        let (mut unterminated, mut no_thread, mut other) = (0u64, 0u64, 0u64);
+        let mut domains: Vec<String> = Vec::new();
+        let mut tracks: FxHashMap<i64, TrackId> = FxHashMap::default();
+        let unnamed = b.intern("(unnamed NVTX range)");
+        db.for_each_row(&sel, progress, |row| {
+            let event_type = int(row, 1).unwrap_or(-1);
+            let is_range = matches!(event_type, NVTX_PUSH_POP | NVTX_START_END);
+            match event_type {
+                NVTX_PUSH_POP | NVTX_START_END | NVTX_MARK => {}
+                NVTX_DOMAIN_CREATE => {
+                    if let Some(t) = text(row, 3) {
+                        domains.push(t.to_string());
+                    }
+                    return Ok(());
+                }
+                NVTX_CATEGORY | NVTX_DOMAIN_DESTROY => return Ok(()),
+                _ => {
+                    other += 1;
+                    return Ok(());
+                }
+            }
+            let start = int(row, 0);
+            let end = if is_range {
+                match int(row, 2) {
+                    Some(e) => Some(e),
+                    None => {
+                        unterminated += 1;
+                        return Ok(());
+                    }
+                }
+            } else {
+                start
+            };
+            let Some((start, dur)) = times.span(start, end) else {
+                return Ok(());
+            };
+            let Some(global_tid) = int(row, 5) else {
+                no_thread += 1;
+                return Ok(());
+            };
+            let name = match text(row, 3) {
+                Some(t) => b.intern(t),
+                None => match int(row, 4) {
+                    Some(id) => strings.get_or_placeholder(db, b, id)?,
+                    None => unnamed,
+                },
+            };
+            let track = *tracks.entry(global_tid).or_insert_with(|| {
+                pids.insert(pid_of(global_tid));
+                thread_track(b, pid_of(global_tid), tid_of(global_tid))
+            });
+            b.push(track, start, dur, name, EventKind::Nvtx);
+            Ok(())
+        })?;
+        times.report(b, NVTX_EVENTS);
+        if !domains.is_empty() {
+            domains.sort();
+            domains.dedup();
+            b.source
+                .details
+                .push(("NVTX domains".to_string(), domains.join(", ")));
+        }
+        b.warn(
+            "nvtx_start_without_end",
+            unterminated,
+            format!("{NVTX_EVENTS}: NVTX ranges that start but never end were left out"),
+        );
+        b.warn(
+            "nvtx_without_thread",
+            no_thread,
+            format!("{NVTX_EVENTS}: NVTX events without a globalTid were skipped"),
+        );
+        b.warn(
+            "nvtx_other_event_type",
+            other,
+            format!("{NVTX_EVENTS}: rows of NVTX event types warpscope does not show were skipped"),
+        );
+        Ok(())
+    }
+
+    /// Devices from `TARGET_INFO_GPU`, kept only if they appear in activity tables. Activity rows
+    /// give CUDA device ordinals; `TARGET_INFO_CUDA_DEVICE` (2025+) maps them to GPU ids, older
+    /// exports give the ordinal as `cuDevice`.
+    fn read_devices(&mut self, b: &mut ProfileBuilder) -> Result<(), ImportError> {
+        const GPU: &str = "TARGET_INFO_GPU";
+        const CUDA_DEVICE: &str = "TARGET_INFO_CUDA_DEVICE";
+        if self.devices.is_empty() || !self.db.has(GPU) {
+            return Ok(());
+        }
+        // CUDA ordinal → GPU id, preferring rows of the processes in the profile.
+        let mut gpu_of_cuda: FxHashMap<u32, (bool, i64)> = FxHashMap::default();
+        if self.db.has(CUDA_DEVICE) {
+            let sel = self
+                .db
+                .select(CUDA_DEVICE, &["gpuId", "cudaId"], &["pid"])?;
+            let pids = &self.pids;
+            self.db.for_each_row(&sel, &Progress::default(), |row| {
+                if let (Some(gpu), Some(cuda)) = (int(row, 0), uint32(row, 1)) {
+                    let ours = int(row, 2).is_some_and(|p| pids.contains(&p));
+                    let slot = gpu_of_cuda.entry(cuda).or_insert((ours, gpu));
+                    if ours && !slot.0 {
+                        *slot = (ours, gpu);
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        let sel = self.db.select(
+            GPU,
+            &["id"],
+            &[
+                "name",
+                "cuDevice",
+                "computeMajor",
+                "computeMinor",
+                "smCount",
+                "totalMemory",
+                "memoryBandwidth",
+                "busLocation",
+                "chipName",
+                "clockRate",
+                "l2CacheSize",
+                "uuid",
+            ],
+        )?;
+        let used = &self.devices;
+        let mut found: FxHashMap<u32, Device> = FxHashMap::default();
+        self.db.for_each_row(&sel, &Progress::default(), |row| {
+            let Some(gpu_id) = int(row, 0) else {
+                return Ok(());
+            };
+            let ordinal = match gpu_of_cuda.iter().find(|(_, (_, g))| *g == gpu_id) {
+                Some((&cuda, _)) => Some(cuda),
+                None => uint32(row, 2).or_else(|| u32::try_from(gpu_id).ok()),
+            };
+            let Some(ordinal) = ordinal.filter(|o| used.contains(o)) else {
+                return Ok(());
+            };
+            if found.contains_key(&ordinal) {
+                return Ok(());
+            }
+            let as_u32 = |i| uint32(row, i);
+            let mut properties = Vec::new();
+            for (label, i) in [("PCI bus", 8), ("chip", 9), ("UUID", 12)] {
+                if let Some(t) = text(row, i).filter(|t| !t.is_empty()) {
+                    properties.push((label.to_string(), t.to_string()));
+                }
+            }
+            if let Some(hz) = int(row, 10) {
+                properties.push(("core clock".to_string(), format!("{} kHz", hz / 1000)));
+            }
+            if let Some(l2) = int(row, 11) {
+                properties.push(("L2 cache".to_string(), format!("{l2} B")));
+            }
+            found.insert(
+                ordinal,
+                Device {
+                    id: ordinal,
+                    name: text(row, 1).map_or_else(|| format!("GPU {ordinal}"), str::to_string),
+                    compute_capability: as_u32(3).zip(as_u32(4)),
+                    sm_count: as_u32(5),
+                    memory_bytes: uint64(row, 6),
+                    memory_bandwidth_bytes_per_s: uint64(row, 7),
+                    properties,
+                },
+            );
+            Ok(())
+        })?;
+        b.devices.extend(found.into_values());
+        Ok(())
+    }
+
+    /// Names of the processes that appear in activity tables (`PROCESSES` lists every process
+    /// on the machine).
+    fn read_processes(&mut self, b: &mut ProfileBuilder) -> Result<(), ImportError> {
+        const TABLE: &str = "PROCESSES";
+        if self.pids.is_empty() || !self.db.has(TABLE) {
+            return Ok(());
+        }
+        let sel = self.db.select(TABLE, &["globalPid"], &["name", "pid"])?;
+        let pids = &self.pids;
+        let mut names: Vec<(TraceId, String)> = Vec::new();
+        self.db.for_each_row(&sel, &Progress::default(), |row| {
+            let pid = int(row, 0).map(pid_of).or_else(|| int(row, 2));
+            if let (Some(pid), Some(name)) = (pid, text(row, 1))
+                && pids.contains(&pid)
+                && !names.iter().any(|(p, _)| *p == TraceId::Int(pid))
+            {
+                names.push((TraceId::Int(pid), name.to_string()));
+            }
+            Ok(())
+        })?;
+        names.sort_by_key(|(p, _)| *p);
+        b.process_names.extend(names);
+        Ok(())
+    }
+
+    /// Names of the threads that have tracks, from `ThreadNames`.
+    fn read_thread_names(
+        &mut self,
+        b: &mut ProfileBuilder,
+    ) -> Result<FxHashMap<(i64, i64), String>, ImportError> {
+        const TABLE: &str = "ThreadNames";
+        let mut out = FxHashMap::default();
+        if !self.db.has(TABLE) {
+            return Ok(out);
+        }
+        let threads: FxHashSet<(i64, i64)> = b
+            .tracks()
+            .iter()
+            .filter_map(|t| match t.key {
+                TrackKey::Thread {
+                    pid: TraceId::Int(p),
+                    tid: TraceId::Int(t),
+                } => Some((p, t)),
+                _ => None,
+            })
+            .collect();
+        if threads.is_empty() {
+            return Ok(out);
+        }
+        let sel = self.db.select(TABLE, &["nameId", "globalTid"], &[])?;
+        let mut wanted: Vec<((i64, i64), i64)> = Vec::new();
+        self.db.for_each_row(&sel, &Progress::default(), |row| {
+            if let (Some(name), Some(g)) = (int(row, 0), int(row, 1)) {
+                let key = (pid_of(g), tid_of(g));
+                if threads.contains(&key) {
+                    wanted.push((key, name));
+                }
+            }
+            Ok(())
+        })?;
+        for (key, name) in wanted {
+            if let Some(t) = self.strings.text(self.db, name)? {
+                out.entry(key).or_insert(t);
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_ids_unpack() {
+        let g = 283_274_752_664_331;
+        assert_eq!(pid_of(g), 107_275);
+        assert_eq!(tid_of(g), 107_275);
+        assert_eq!((g >> 48) & 0xFF, 1);
+        assert_eq!(scope_of(Some(283_274_752_557_056)), 107_275);
+    }
+
+    #[test]
+    fn nsys_memory_kinds_differ_from_cupti() {
+        use crate::model::MemoryKind;
+        assert_eq!(memory_kind_nsys(Some(0)), Some(MemoryKind::Pageable));
+        assert_eq!(memory_kind_nsys(Some(2)), Some(MemoryKind::Device));
+        assert_eq!(memory_kind_nsys(Some(7)), Some(MemoryKind::Unknown));
+        assert_eq!(
+            super::super::memory_kind_cupti(Some(0)),
+            Some(MemoryKind::Unknown)
+        );
+        assert_eq!(
+            super::super::memory_kind_cupti(Some(3)),
+            Some(MemoryKind::Device)
+        );
+    }
+}
