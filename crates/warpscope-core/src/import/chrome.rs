@@ -1958,7 +1958,7 @@ fn parse_event<'a>(p: &mut Parser<'a>) -> Result<RawEvent<'a>, SyntaxError> {
             }
             b"args" => {
                 if let Value::Object(text) = p.value()? {
-                    ev.args = Some(text)
+                    ev.args = Some(text);
                 }
             }
             _ => p.skip_value()?,

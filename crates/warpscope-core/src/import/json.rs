@@ -877,7 +877,9 @@ mod tests {
     use super::*;
     use std::sync::mpsc::sync_channel;
 
-    fn split(text: &[u8]) -> (Vec<(String, Vec<u8>)>, Vec<u8>, StreamEnd) {
+    type Split = (Vec<(String, Vec<u8>)>, Vec<u8>, StreamEnd);
+
+    fn split(text: &[u8]) -> Split {
         let (tx, rx) = sync_channel(1024);
         split_stream(text, &tx, |b: &[u8]| b.len());
         drop(tx);

@@ -1,0 +1,350 @@
+//! End-to-end tests of the `warpscope` binary: what a user types and what they read back.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn warpscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run warpscope")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn summary_json(file: &str) -> serde_json::Value {
+    let o = warpscope(&["summary", file, "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&o.stdout).expect("summary JSON")
+}
+
+fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("warpscope-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// PyTorch's "Self CUDA time total" for the shipped samples, in ms with 3 decimals.
+const PYTORCH_TOTALS: [(&str, &str); 6] = [
+    ("alexnet_b8", "4.871"),
+    ("alexnet_b16", "7.206"),
+    ("alexnet_b32", "11.593"),
+    ("alexnet_b128", "39.869"),
+    ("resnet50_b64_fp32", "82.995"),
+    ("resnet50_b64_amp", "57.903"),
+];
+
+#[test]
+fn summary_gpu_total_equals_pytorch_self_cuda_time_total() {
+    for (name, ms) in PYTORCH_TOTALS {
+        let j = summary_json(&format!("sample_profiles/{name}.pt.trace.json.gz"));
+        let total = j["gpu_total_ns"].as_i64().unwrap();
+        #[allow(clippy::cast_precision_loss)]
+        let total_ms = total as f64 / 1e6;
+        assert_eq!(format!("{total_ms:.3}"), ms, "{name}: {total} ns");
+        // gpu_total_ns is the sum of every row, kernels, copies and sets together.
+        let rows: i64 = j["gpu_activities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["total_ns"].as_i64().unwrap())
+            .sum();
+        assert_eq!(rows, total, "{name}");
+    }
+}
+
+#[test]
+fn summary_json_is_the_documented_contract() {
+    let j = summary_json("sample_profiles/resnet50_b64_fp32.pt.trace.json.gz");
+    assert_eq!(j["source"]["format"], "chrome-json");
+    assert_eq!(j["source"]["tool"], "PyTorch profiler (Kineto)");
+    assert_eq!(
+        j["source"]["path"],
+        "sample_profiles/resnet50_b64_fp32.pt.trace.json.gz"
+    );
+    assert_eq!(j["gpu_total_ns"], 82_994_730);
+    // Copies rank with kernels: the 4 input copies (10.5 ms) come before the top kernel.
+    assert_eq!(j["gpu_activities"][0]["name"], "[CUDA memcpy HtoD]");
+    assert_eq!(j["gpu_activities"][0]["kind"], "memcpy");
+    let top = j["gpu_activities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "kernel")
+        .unwrap();
+    assert_eq!(
+        top["name"],
+        "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>(float, float, float, float, cudnnTensorStruct, float const*, cudnnTensorStruct, float const*, cudnnTensorStruct, float*, float const*, float*, float*, float const*, float const*, float)"
+    );
+    assert_eq!(top["kind"], "kernel");
+    assert_eq!(top["calls"], 22);
+    assert_eq!(top["total_ns"], 7_980_813);
+    for key in ["avg_ns", "min_ns", "max_ns", "median_ns", "time_pct"] {
+        assert!(top[key].is_number(), "{key}");
+    }
+    // Copies by kind: HtoD 4 copies of 77071360 bytes in 10527344 ns.
+    let htod = j["memcpy"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "HtoD")
+        .unwrap();
+    assert_eq!(htod["calls"], 4);
+    assert_eq!(htod["bytes"], 77_071_360);
+    assert_eq!(htod["total_ns"], 10_527_344);
+    assert!((htod["gbps"].as_f64().unwrap() - 77_071_360.0 / 10_527_344.0).abs() < 1e-9);
+    let memcpy_rows: Vec<&str> = j["gpu_activities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "memcpy")
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        memcpy_rows.contains(&"[CUDA memcpy HtoD]"),
+        "{memcpy_rows:?}"
+    );
+    // API calls and operators are there, and an operator's GPU time comes from the kernels
+    // it launched.
+    let api = j["api"].as_array().unwrap();
+    assert!(
+        api.iter()
+            .any(|a| a["name"] == "cudaLaunchKernel" && a["calls"].as_u64().unwrap() > 100)
+    );
+    let ops = j["ops"].as_array().unwrap();
+    let conv = ops
+        .iter()
+        .find(|o| o["name"] == "aten::cudnn_convolution")
+        .unwrap();
+    assert!(conv["gpu_ns"].as_i64().unwrap() > 0);
+    assert!(conv["self_ns"].as_i64().unwrap() <= conv["total_ns"].as_i64().unwrap());
+    assert_eq!(j["warnings"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn top_limits_rows_but_not_totals() {
+    let o = warpscope(&[
+        "summary",
+        "sample_profiles/alexnet_b8.pt.trace.json.gz",
+        "--top",
+        "3",
+        "--format",
+        "json",
+    ]);
+    assert!(o.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["gpu_activities"].as_array().unwrap().len(), 3);
+    assert_eq!(j["gpu_total_ns"], 4_870_889);
+}
+
+#[test]
+fn summary_table_reads_like_nvprof() {
+    let o = warpscope(&["summary", "sample_profiles/alexnet_b8.pt.trace.json.gz"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    assert!(text.contains("Type  Time(%)"), "{text}");
+    assert!(
+        text.contains(" GPU activities:   21.79%   1.0611ms        12"),
+        "{text}"
+    );
+    assert!(text.contains("      API calls:"), "{text}");
+    assert!(text.contains("[CUDA memcpy HtoD]"), "{text}");
+}
+
+#[test]
+fn summary_csv_has_one_row_per_table_row() {
+    let o = warpscope(&[
+        "summary",
+        "sample_profiles/alexnet_b8.pt.trace.json.gz",
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    assert_eq!(
+        text.lines().next().unwrap(),
+        "Type,Name,Kind,Calls,Total_ns,Avg_ns,Min_ns,Max_ns,Median_ns,Time_pct,Bytes,GBps,Self_ns,GPU_ns"
+    );
+    let gpu: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("GPU activities,"))
+        .collect();
+    let json = summary_json("sample_profiles/alexnet_b8.pt.trace.json.gz");
+    assert_eq!(gpu.len(), json["gpu_activities"].as_array().unwrap().len());
+    // Kernel names with commas are quoted.
+    assert!(
+        gpu.iter().any(|l| l.starts_with("GPU activities,\"void ")),
+        "{gpu:?}"
+    );
+}
+
+#[test]
+fn info_describes_the_file() {
+    let o = warpscope(&["info", "sample_profiles/alexnet_b8.pt.trace.json.gz"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("Format:    Chrome trace JSON (chrome-json)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Tool:      PyTorch profiler (Kineto), CUDA runtime 13000, CUPTI 130001"),
+        "{text}"
+    );
+    assert!(
+        text.contains("GPU 0: NVIDIA H100 80GB HBM3, compute 9.0, 132 SMs"),
+        "{text}"
+    );
+    assert!(text.contains("GPU 0 · stream 7"), "{text}");
+    assert!(text.contains("kernel 260"), "{text}");
+    let o = warpscope(&[
+        "info",
+        "sample_profiles/alexnet_b8.pt.trace.json.gz",
+        "--format",
+        "json",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["devices"][0]["sm_count"], 132);
+    assert!(j["span_ns"].as_i64().unwrap() > 0);
+    let stream7 = j["tracks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["kind"] == "gpu_stream" && t["stream"] == 7)
+        .unwrap();
+    assert_eq!(stream7["device"], 0);
+}
+
+#[test]
+fn bad_files_give_one_line_naming_the_file_and_exit_1() {
+    let cases: Vec<(PathBuf, &str)> = vec![
+        (temp_file("empty.json", b""), "file is empty"),
+        (
+            temp_file("notes.txt", b"hello, these are my notes\n"),
+            "not a recognised profile",
+        ),
+        (
+            temp_file("broken.json", b"{ this is not json"),
+            "not valid trace JSON",
+        ),
+        (
+            temp_file("other.json", b"{\"hello\": 1}"),
+            "not a Chrome trace",
+        ),
+        (
+            temp_file("bad.json.gz", b"\x1f\x8b\x08\x00garbage-not-deflate"),
+            "gzip",
+        ),
+        (
+            temp_file("binary.bin", &[0u8, 159, 146, 150, 1, 2, 3, 255, 0, 0, 7]),
+            "binary data",
+        ),
+        (PathBuf::from("/nonexistent/trace.json"), "cannot read file"),
+    ];
+    for (path, expected) in cases {
+        let p = path.to_str().unwrap();
+        for sub in ["summary", "info"] {
+            let o = warpscope(&[sub, p]);
+            assert_eq!(o.status.code(), Some(1), "{sub} {p}");
+            let err = stderr(&o);
+            assert_eq!(err.lines().count(), 1, "{sub} {p}: {err}");
+            assert!(err.starts_with("warpscope: error: "), "{err}");
+            assert!(err.contains(p), "{err}");
+            assert!(
+                err.contains(expected),
+                "{p}: expected {expected:?} in {err}"
+            );
+            assert!(!err.contains("panicked"), "{err}");
+            assert!(stdout(&o).is_empty());
+        }
+    }
+}
+
+#[test]
+fn a_directory_is_not_a_profile() {
+    let dir = std::env::temp_dir();
+    let o = warpscope(&["summary", dir.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn files_without_a_subcommand_print_their_summary() {
+    let o = warpscope(&["sample_profiles/alexnet_b16.pt.trace.json.gz"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("GPU activities total: 7.2063ms"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn timings_go_to_stderr() {
+    let o = warpscope(&[
+        "info",
+        "--timings",
+        "sample_profiles/alexnet_b8.pt.trace.json.gz",
+    ]);
+    assert!(o.status.success());
+    let err = stderr(&o);
+    assert!(err.starts_with("timings: 1444 events"), "{err}");
+    assert!(err.contains("peak RSS"), "{err}");
+}
+
+#[test]
+fn help_explains_the_commands() {
+    let o = warpscope(&["--help"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    for word in ["summary", "info", "--timings", "Examples:"] {
+        assert!(text.contains(word), "{word}: {text}");
+    }
+    let o = warpscope(&["summary", "--help"]);
+    assert!(stdout(&o).contains("--format"));
+}
+
+/// The conformance samples in ../shared/samples, when present, all work from the command line.
+#[test]
+fn every_shared_sample_loads_from_the_command_line() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
+    if !dir.is_dir() {
+        eprintln!("skipping: ../shared/samples not found");
+        return;
+    }
+    let mut checked = 0;
+    for sub in std::fs::read_dir(&dir).unwrap() {
+        let sub = sub.unwrap().path();
+        if !sub.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&sub).unwrap() {
+            let f = f.unwrap().path();
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            if name.starts_with("resnet50_b32_60steps") {
+                continue; // 139 MB: covered by the benchmark
+            }
+            let o = warpscope(&["summary", f.to_str().unwrap(), "--format", "json"]);
+            if name == "cfd_titanxp_cpu-profiling.csv" {
+                assert_eq!(o.status.code(), Some(1), "{name}");
+                assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+            } else {
+                assert!(o.status.success(), "{name}: {}", stderr(&o));
+                let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                assert!(j["gpu_total_ns"].is_i64(), "{name}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 25, "{checked}");
+}
