@@ -538,14 +538,16 @@ fn sort_and_shift(ev: &mut Events, origin_raw_ns: i64) -> Vec<u32> {
     if sorted {
         return (0..u32::try_from(n).unwrap_or(u32::MAX)).collect();
     }
-    let mut perm: Vec<u32> = (0..u32::try_from(n).unwrap_or(u32::MAX)).collect();
-    perm.sort_by(|&a, &b| {
-        let (a, b) = (a as usize, b as usize);
-        ev.start_ns[a]
-            .cmp(&ev.start_ns[b])
-            .then(ev.dur_ns[b].cmp(&ev.dur_ns[a]))
-            .then(a.cmp(&b))
-    });
+    // Sort compact keys (start, longest first, original index) rather than indices into the
+    // columns: far fewer cache misses on tracks with millions of events.
+    let mut keys: Vec<(i64, std::cmp::Reverse<i64>, u32)> = (0..n)
+        .map(|i| {
+            let index = u32::try_from(i).unwrap_or(u32::MAX);
+            (ev.start_ns[i], std::cmp::Reverse(ev.dur_ns[i]), index)
+        })
+        .collect();
+    keys.sort_unstable();
+    let perm: Vec<u32> = keys.into_iter().map(|k| k.2).collect();
     ev.start_ns = perm.iter().map(|&i| ev.start_ns[i as usize]).collect();
     ev.dur_ns = perm.iter().map(|&i| ev.dur_ns[i as usize]).collect();
     ev.name = perm.iter().map(|&i| ev.name[i as usize]).collect();

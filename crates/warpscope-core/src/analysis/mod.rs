@@ -11,7 +11,9 @@ pub use summary::{SourceReport, SummaryReport, summary_report};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::model::{CopyKind, EventKind, FlowKind, NO_PARENT, Profile, SummarySection};
+use crate::model::{
+    CopyKind, EventKind, FlowKind, NO_PARENT, Profile, RecordedSummaryRow, SummarySection,
+};
 use crate::strings::StrId;
 use crate::time::TimeRange;
 
@@ -34,6 +36,18 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// The statistics an nvprof summary row recorded (it has no median).
+    pub fn recorded(r: &RecordedSummaryRow) -> Self {
+        Self {
+            calls: r.calls,
+            total_ns: r.total_ns,
+            avg_ns: r.avg_ns,
+            min_ns: r.min_ns,
+            max_ns: r.max_ns,
+            median_ns: None,
+        }
+    }
+
     /// Statistics of a list of durations (sorted in place).
     pub fn of(durations: &mut [i64]) -> Self {
         if durations.is_empty() {
@@ -173,16 +187,7 @@ pub fn gpu_activities(profile: &Profile, range: TimeRange) -> Vec<ActivityRow> {
             }
         })
         .collect();
-    let total: i64 = rows.iter().map(|r| r.stats.total_ns).sum();
-    for r in &mut rows {
-        r.time_pct = pct(r.stats.total_ns, total);
-    }
-    rows.sort_by(|a, b| {
-        b.stats
-            .total_ns
-            .cmp(&a.stats.total_ns)
-            .then_with(|| a.name.cmp(&b.name))
-    });
+    rank(&mut rows);
     rows
 }
 
@@ -209,18 +214,57 @@ fn recorded_activities(profile: &Profile) -> Option<Vec<ActivityRow>> {
                 } else {
                     ActivityKind::Kernel
                 },
-                stats: Stats {
-                    calls: r.calls,
-                    total_ns: r.total_ns,
-                    avg_ns: r.avg_ns,
-                    min_ns: r.min_ns,
-                    max_ns: r.max_ns,
-                    median_ns: None,
-                },
+                stats: Stats::recorded(r),
                 time_pct: r.time_pct,
             })
             .collect(),
     )
+}
+
+/// A table row with call statistics, ranked by total time.
+trait Ranked {
+    fn stats(&self) -> &Stats;
+    fn name(&self) -> &str;
+    fn set_time_pct(&mut self, pct: f64);
+}
+
+impl Ranked for ActivityRow {
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn set_time_pct(&mut self, pct: f64) {
+        self.time_pct = pct;
+    }
+}
+
+impl Ranked for ApiRow {
+    fn stats(&self) -> &Stats {
+        &self.stats
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn set_time_pct(&mut self, pct: f64) {
+        self.time_pct = pct;
+    }
+}
+
+/// Fills in each row's share of the total and sorts by total time (then name), longest first.
+fn rank<R: Ranked>(rows: &mut [R]) {
+    let total: i64 = rows.iter().map(|r| r.stats().total_ns).sum();
+    for r in rows.iter_mut() {
+        let p = pct(r.stats().total_ns, total);
+        r.set_time_pct(p);
+    }
+    rows.sort_by(|a, b| {
+        b.stats()
+            .total_ns
+            .cmp(&a.stats().total_ns)
+            .then_with(|| a.name().cmp(b.name()))
+    });
 }
 
 /// One row of the copies table.
@@ -336,14 +380,7 @@ pub fn api_calls(profile: &Profile, range: TimeRange) -> Vec<ApiRow> {
                 } else {
                     EventKind::Runtime
                 },
-                stats: Stats {
-                    calls: r.calls,
-                    total_ns: r.total_ns,
-                    avg_ns: r.avg_ns,
-                    min_ns: r.min_ns,
-                    max_ns: r.max_ns,
-                    median_ns: None,
-                },
+                stats: Stats::recorded(r),
                 time_pct: r.time_pct,
             })
             .collect();
@@ -375,16 +412,7 @@ pub fn api_calls(profile: &Profile, range: TimeRange) -> Vec<ApiRow> {
             time_pct: 0.0,
         })
         .collect();
-    let total: i64 = rows.iter().map(|r| r.stats.total_ns).sum();
-    for r in &mut rows {
-        r.time_pct = pct(r.stats.total_ns, total);
-    }
-    rows.sort_by(|a, b| {
-        b.stats
-            .total_ns
-            .cmp(&a.stats.total_ns)
-            .then_with(|| a.name.cmp(&b.name))
-    });
+    rank(&mut rows);
     rows
 }
 

@@ -366,17 +366,11 @@ impl ChromeState {
                 Ok(())
             }
             Chunk::End(end) => self.end(end),
-            Chunk::Error(SplitError::Io(source)) => Err(if self.b.source.compressed {
-                ImportError::Gzip {
-                    path: self.path().to_path_buf(),
-                    source,
-                }
-            } else {
-                ImportError::Io {
-                    path: self.path().to_path_buf(),
-                    source,
-                }
-            }),
+            Chunk::Error(SplitError::Io(source)) => Err(ImportError::reading(
+                self.path(),
+                self.b.source.compressed,
+                source,
+            )),
             Chunk::Error(SplitError::Syntax { line, detail }) => {
                 Err(self.corrupt(line, format!("not valid trace JSON: {detail}")))
             }

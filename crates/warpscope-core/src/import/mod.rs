@@ -78,6 +78,19 @@ pub enum ImportError {
     },
 }
 
+impl ImportError {
+    /// A failure while reading the content: corrupt gzip data for a compressed file, an I/O
+    /// error otherwise.
+    pub fn reading(path: &Path, compressed: bool, source: io::Error) -> Self {
+        let path = path.to_path_buf();
+        if compressed {
+            Self::Gzip { path, source }
+        } else {
+            Self::Io { path, source }
+        }
+    }
+}
+
 /// Progress of an import, shared between the loader thread and whoever shows it.
 #[derive(Debug, Default)]
 pub struct Progress {
@@ -201,19 +214,8 @@ pub(crate) fn open_content(path: &Path) -> Result<(Box<dyn Read + Send>, bool, u
 fn read_head(path: &Path) -> Result<(Vec<u8>, bool), ImportError> {
     let (mut reader, compressed, _) = open_content(path)?;
     let mut head = vec![0u8; 64 * 1024];
-    let n = read_up_to(&mut reader, &mut head).map_err(|source| {
-        if compressed {
-            ImportError::Gzip {
-                path: path.to_path_buf(),
-                source,
-            }
-        } else {
-            ImportError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        }
-    })?;
+    let n = read_up_to(&mut reader, &mut head)
+        .map_err(|source| ImportError::reading(path, compressed, source))?;
     head.truncate(n);
     Ok((head, compressed))
 }
