@@ -520,6 +520,55 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
     rows
 }
 
+/// Time during which each device had at least one kernel, copy or set running, within the
+/// range: the union of their intervals (overlapping work on several streams counts once).
+/// Returns (device, busy ns), by device.
+pub fn gpu_busy_ns(profile: &Profile, range: TimeRange) -> Vec<(u32, i64)> {
+    let mut by_device: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
+    for track in &profile.tracks {
+        let crate::model::TrackKey::Gpu { device, .. } = track.key else {
+            continue;
+        };
+        let ev = &track.events;
+        let intervals = by_device.entry(device).or_default();
+        for i in 0..ev.len() {
+            if !ev.kind[i].is_gpu_activity() || !range.contains_event(ev.start_ns[i], ev.dur_ns[i])
+            {
+                continue;
+            }
+            let start = ev.start_ns[i].max(range.start_ns);
+            let end = ev.end_ns(i).min(range.end_ns);
+            if end > start {
+                intervals.push((start, end));
+            }
+        }
+    }
+    let mut out: Vec<(u32, i64)> = by_device
+        .into_iter()
+        .map(|(device, mut intervals)| {
+            intervals.sort_unstable();
+            let mut busy = 0i64;
+            let mut current: Option<(i64, i64)> = None;
+            for (s, e) in intervals {
+                match current {
+                    Some((cs, ce)) if s <= ce => current = Some((cs, ce.max(e))),
+                    Some((cs, ce)) => {
+                        busy += ce - cs;
+                        current = Some((s, e));
+                    }
+                    None => current = Some((s, e)),
+                }
+            }
+            if let Some((cs, ce)) = current {
+                busy += ce - cs;
+            }
+            (device, busy)
+        })
+        .collect();
+    out.sort_unstable();
+    out
+}
+
 /// Number of events of each kind, in kind order.
 pub fn event_counts(profile: &Profile) -> Vec<(EventKind, u64)> {
     let mut counts: FxHashMap<EventKind, u64> = FxHashMap::default();
@@ -548,6 +597,37 @@ mod tests {
         assert_eq!(s.median_ns, Some(2));
         assert_eq!(Stats::of(&mut [7]).median_ns, Some(7));
         assert_eq!(Stats::of(&mut []), Stats::default());
+    }
+
+    #[test]
+    fn busy_time_is_the_union_of_gpu_work() {
+        use crate::builder::ProfileBuilder;
+        use crate::model::{CopyInfo, Format, GpuLane, KernelInfo, TrackKey};
+        let mut b = ProfileBuilder::new("x".into(), Format::ChromeJson);
+        let gpu = |stream| TrackKey::Gpu {
+            device: 0,
+            context: 1,
+            stream,
+            lane: GpuLane::Work,
+        };
+        let s7 = b.track(gpu(7));
+        let s8 = b.track(gpu(8));
+        let k = b.intern("k");
+        b.push_kernel(s7, 0, 100, k, KernelInfo::default(), 0);
+        b.push_kernel(s8, 50, 100, k, KernelInfo::default(), 0); // overlaps: union 0..150
+        let copy = CopyInfo {
+            kind: CopyKind::HtoD,
+            bytes: Some(8),
+            src_kind: None,
+            dst_kind: None,
+            correlation: None,
+            external_id: None,
+        };
+        b.push_copy(s7, 300, 50, k, EventKind::Memcpy, copy, 0);
+        let p = b.finish();
+        assert_eq!(gpu_busy_ns(&p, TimeRange::ALL), vec![(0, 200)]);
+        assert_eq!(gpu_busy_ns(&p, TimeRange::new(100, 320)), vec![(0, 70)]);
+        assert_eq!(gpu_total_ns(&p, TimeRange::new(100, 320)), 50 + 20);
     }
 
     #[test]

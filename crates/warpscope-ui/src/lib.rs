@@ -1,0 +1,21 @@
+//! warpscope-ui: the egui widgets of warpscope over a [`warpscope_core::Profile`]: the timeline,
+//! the ranked tables and the range statistics. No eframe and no file I/O here, so the widgets can
+//! be driven by the app, by egui_kittest tests and by benchmarks alike.
+
+pub mod colors;
+
+use warpscope_core::TimeRange;
+use warpscope_core::model::EventRef;
+use warpscope_core::strings::StrId;
+
+/// What the user has picked, shared by the timeline and the tables of one profile tab.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Selection {
+    /// The event clicked on the timeline.
+    pub event: Option<EventRef>,
+    /// A kernel (or other event) name whose occurrences are highlighted, set by clicking a table
+    /// row or selecting an event.
+    pub name: Option<StrId>,
+    /// The time range dragged on the time axis; the tables show statistics for it.
+    pub range: Option<TimeRange>,
+}
