@@ -6,11 +6,11 @@
 use ::csv::{ByteRecord, ReaderBuilder};
 
 use super::{
-    Col, Line, Lines, NCOL, Quantity, State, SummaryKind, Unit, Units, bytes_cell, ends_table,
-    int_cell, percent_cell, time_ns,
+    Col, Line, Lines, NCOL, Quantity, Section, State, SummaryCells, Unit, Units, ends_table,
+    int_cell, um_sizes,
 };
 use crate::import::{ImportError, Progress};
-use crate::model::{RecordedSummaryRow, SummarySection, UnifiedMemorySummaryRow};
+use crate::model::{SummarySection, UnifiedMemorySummaryRow};
 
 /// What a CSV header announces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,12 +94,8 @@ fn region<'t>(lines: &mut Lines<'_>, text: &'t str) -> Region<'t> {
     let first_no = lines.peek().map_or(0, |l| l.no);
     let mut last_line_start = start;
     let mut n = 0;
-    while let Some(l) = lines.peek() {
-        if ends_table(l.text) {
-            break;
-        }
+    while let Some(l) = lines.next_row() {
         last_line_start = l.start;
-        lines.next();
         n += 1;
     }
     let end = lines.pos();
@@ -122,7 +118,7 @@ pub(super) fn table(
     progress: &Progress,
 ) -> Result<(), ImportError> {
     let names = split_line(header.text);
-    let kind = if st.section == super::Section::Metrics {
+    let kind = if st.section == Section::Metrics {
         Kind::Metrics
     } else {
         classify(&names)
@@ -131,7 +127,7 @@ pub(super) fn table(
         Kind::Unknown => {
             let shown: String = header.text.chars().take(60).collect();
             let no = header.no;
-            st.problem("unknown_table", no, || {
+            st.problem("unknown_table", || {
                 format!("a CSV table warpscope does not know was skipped (header on line {no}: `{shown}`)")
             });
             lines.skip_table();
@@ -140,14 +136,10 @@ pub(super) fn table(
         Kind::Metrics => {
             let mut body = format!("{}\n", header.text);
             let mut rows = 0u64;
-            while let Some(l) = lines.peek() {
-                if ends_table(l.text) {
-                    break;
-                }
+            while let Some(l) = lines.next_row() {
                 body.push_str(l.text);
                 body.push('\n');
                 rows += 1;
-                lines.next();
             }
             st.metrics_table(header.no, &body, rows);
             Ok(())
@@ -182,12 +174,9 @@ fn units_row(
     names: &[String],
     header_no: usize,
 ) -> Result<Option<Vec<Unit>>, ImportError> {
-    let Some(line) = lines.peek() else {
+    let Some(line) = lines.peek().filter(|l| !ends_table(l.text)) else {
         return Ok(None);
     };
-    if ends_table(line.text) {
-        return Ok(None);
-    }
     let cells = split_line(line.text);
     if cells.iter().any(|c| c.bytes().any(|b| b.is_ascii_digit())) {
         let shown: String = line.text.chars().take(40).collect();
@@ -260,7 +249,7 @@ fn record_place(rec: &ByteRecord, r: &Region<'_>) -> (usize, bool) {
 fn check_fields(st: &mut State<'_>, rec: &ByteRecord, ncols: usize, no: usize, cut: bool) -> bool {
     let n = rec.len();
     if cut && n < ncols {
-        st.problem("truncated", no, || {
+        st.problem("truncated", || {
             format!(
                 "the file ends in the middle of a row: line {no} has {n} of {ncols} fields and \
                  was skipped"
@@ -269,7 +258,7 @@ fn check_fields(st: &mut State<'_>, rec: &ByteRecord, ncols: usize, no: usize, c
         return false;
     }
     if cut {
-        st.problem("maybe_truncated", no, || {
+        st.problem("maybe_truncated", || {
             format!(
                 "the file ends without a line break after line {no}; its last row may be cut short"
             )
@@ -280,7 +269,7 @@ fn check_fields(st: &mut State<'_>, rec: &ByteRecord, ncols: usize, no: usize, c
         return false;
     }
     if n < ncols {
-        st.problem("short_rows", no, || {
+        st.problem("short_rows", || {
             format!(
                 "rows with fewer fields than the header's {ncols} were read with the missing \
                  cells empty (first at line {no})"
@@ -303,14 +292,7 @@ fn trace(
     gpu: bool,
     progress: &Progress,
 ) -> Result<(), ImportError> {
-    let map: Vec<Option<Col>> = names.iter().map(|n| Col::from_header(n)).collect();
-    st.note_unknown_columns(
-        names
-            .iter()
-            .zip(&map)
-            .filter(|(_, c)| c.is_none())
-            .map(|(n, _)| n.as_str()),
-    );
+    let map = st.trace_columns(names.iter().map(String::as_str));
     let mut units: Units = [Unit::Plain; NCOL];
     for (c, u) in map.iter().zip(col_units) {
         if let Some(c) = c {
@@ -333,14 +315,11 @@ fn trace(
         }
         n += 1;
         let (no, cut) = record_place(&rec, r);
-        if n.is_multiple_of(65_536) {
-            progress.set_done(rec.position().map_or(0, |p| p.byte()) + r.start as u64);
-            if progress.is_cancelled() {
-                return Err(ImportError::Cancelled {
-                    path: st.path.to_path_buf(),
-                });
-            }
-        }
+        st.checkpoint(
+            progress,
+            n,
+            rec.position().map_or(0, |p| p.byte()) + r.start as u64,
+        )?;
         if !check_fields(st, &rec, ncols, no, cut) {
             continue;
         }
@@ -350,11 +329,7 @@ fn trace(
                 cells[*c as usize] = field(f);
             }
         }
-        if gpu {
-            st.gpu_row(&cells, &units, has_corr, no);
-        } else {
-            st.api_row(&cells, &units, no);
-        }
+        st.trace_row(gpu, &cells, &units, has_corr, no);
     }
     Ok(())
 }
@@ -386,19 +361,17 @@ fn summary(
     };
     let ty = idx("Type");
     let ncols = names.len();
-    let untyped_section = if st.section == super::Section::ApiCalls {
-        SummaryKind::Api
+    let untyped_section = if st.section == Section::ApiCalls {
+        SummarySection::ApiCalls
     } else {
-        SummaryKind::Gpu
+        SummarySection::GpuActivities
     };
     let mut rdr = reader(r.bytes);
     let mut rec = ByteRecord::new();
     while rdr.read_byte_record(&mut rec).unwrap_or(false) {
         let (no, cut) = record_place(&rec, r);
         if progress.is_cancelled() {
-            return Err(ImportError::Cancelled {
-                path: st.path.to_path_buf(),
-            });
+            return Err(st.cancelled());
         }
         if !check_fields(st, &rec, ncols, no, cut) {
             continue;
@@ -407,11 +380,10 @@ fn summary(
         let section = if typed {
             let t = ty.map_or("", cell);
             match t {
-                "GPU activities" => SummaryKind::Gpu,
-                "API calls" => SummaryKind::Api,
+                "GPU activities" => SummarySection::GpuActivities,
+                "API calls" => SummarySection::ApiCalls,
                 _ => {
-                    let t = t.to_string();
-                    st.problem("unread_summary_section", no, || {
+                    st.problem("unread_summary_section", || {
                         format!("summary rows of type `{t}` are not read (first at line {no})")
                     });
                     continue;
@@ -420,48 +392,15 @@ fn summary(
         } else {
             untyped_section
         };
-        let parsed = summary_values(
-            [cell(time), cell(avg), cell(min), cell(max)],
-            [units[time], units[avg], units[min], units[max]],
-            cell(pct),
-            cell(calls),
-        );
-        let name = cell(name).to_string();
-        match parsed {
-            Ok((time_pct, [total_ns, avg_ns, min_ns, max_ns], calls)) => st.summary_row(
-                section,
-                RecordedSummaryRow {
-                    section: SummarySection::GpuActivities,
-                    name,
-                    time_pct,
-                    total_ns,
-                    calls,
-                    avg_ns,
-                    min_ns,
-                    max_ns,
-                },
-            ),
-            Err(e) => st.bad_row(no, &e),
-        }
+        let cells = SummaryCells {
+            pct: cell(pct),
+            times: [cell(time), cell(avg), cell(min), cell(max)],
+            calls: cell(calls),
+        };
+        let units = [units[time], units[avg], units[min], units[max]];
+        st.summary_row(section, cell(name), &cells, units, no);
     }
     Ok(())
-}
-
-/// Converts the value cells of a summary row: (Time(%), [Time, Avg, Min, Max] in ns, Calls).
-pub(super) fn summary_values(
-    times: [&str; 4],
-    units: [Unit; 4],
-    pct: &str,
-    calls: &str,
-) -> Result<(f64, [i64; 4], u64), String> {
-    let time_pct = percent_cell(pct)?;
-    let mut out = [0i64; 4];
-    let labels = ["Time", "Avg", "Min", "Max"];
-    for i in 0..4 {
-        out[i] = time_ns(times[i], units[i])?.ok_or_else(|| format!("{} is empty", labels[i]))?;
-    }
-    let calls = int_cell(calls)?.ok_or_else(|| "Calls is empty".to_string())?;
-    Ok((time_pct, out, calls))
 }
 
 /// The CSV Unified Memory table: `"Device","Count","Avg Size","Min Size","Max Size",
@@ -497,35 +436,24 @@ fn unified_memory(
             continue;
         }
         let cell = |i: Option<usize>| i.and_then(|i| rec.get(i)).map_or("", field).trim();
-        let sizes: Result<Vec<Option<u64>>, String> = cols
-            .iter()
-            .map(|&c| bytes_cell(cell(c), Unit::Inline))
-            .collect();
-        let sizes = match sizes {
-            Ok(s) => s,
-            Err(e) => {
-                st.bad_row(no, &e);
-                continue;
-            }
-        };
-        let count_v = match int_cell(cell(count)) {
+        let parsed = um_sizes(cols.map(cell)).and_then(|sizes| Ok((int_cell(cell(count))?, sizes)));
+        let (count, [avg, min, max, total]) = match parsed {
             Ok(v) => v,
             Err(e) => {
                 st.bad_row(no, &e);
                 continue;
             }
         };
-        let total_time = um_time(st, cell(time), no);
-        let name = cell(Some(name_col)).to_string();
+        let total_ns = st.um_time(cell(time), no);
         let mut row = UnifiedMemorySummaryRow {
             device: cell(device).to_string(),
-            name,
-            count: count_v,
-            avg_bytes: sizes[0],
-            min_bytes: sizes[1],
-            max_bytes: sizes[2],
-            total_bytes: sizes[3],
-            total_ns: total_time,
+            name: cell(Some(name_col)).to_string(),
+            count,
+            avg_bytes: avg,
+            min_bytes: min,
+            max_bytes: max,
+            total_bytes: total,
+            total_ns,
         };
         // nvprof's CSV puts the fault-group count of `Gpu page fault groups` under Total Size
         // (`16B`) with Count empty; the text form of the same table has it under Count.
@@ -540,22 +468,4 @@ fn unified_memory(
         st.um_summary_row(row);
     }
     Ok(())
-}
-
-/// A `Total Time` cell of the Unified Memory table: inline unit, or a bare `0.000000`.
-pub(super) fn um_time(st: &mut State<'_>, cell: &str, no: usize) -> Option<i64> {
-    match time_ns(cell, Unit::Inline) {
-        Ok(v) => v,
-        Err(e) => {
-            if crate::time::parse_decimal_scaled(cell.as_bytes(), 9) == Some(0) {
-                return Some(0);
-            }
-            st.problem("um_time", no, || {
-                format!(
-                    "Unified Memory times without a unit were left empty (first at line {no}: {e})"
-                )
-            });
-            None
-        }
-    }
 }

@@ -20,7 +20,8 @@ use super::{ImportError, ImportTimings, Progress, open_content};
 use crate::builder::{ProfileBuilder, TrackId};
 use crate::model::{
     ApiInfo, CopyInfo, CopyKind, Device, EventKind, Format, GpuLane, KernelInfo, MemoryKind,
-    Profile, RecordedSummary, RecordedSummaryRow, TraceId, TrackKey, UnifiedMemorySummaryRow,
+    Profile, RecordedSummary, RecordedSummaryRow, SummarySection, TraceId, TrackKey,
+    UnifiedMemorySummaryRow,
 };
 use crate::strings::StrId;
 use crate::time::parse_decimal_scaled;
@@ -118,28 +119,45 @@ impl<'a> Lines<'a> {
         }
     }
 
-    fn peek(&self) -> Option<Line<'a>> {
+    /// The next line and the byte offset of the line after it.
+    fn scan(&self) -> Option<(Line<'a>, usize)> {
         if self.pos >= self.text.len() {
             return None;
         }
         let rest = &self.text.as_bytes()[self.pos..];
-        let len = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let (len, next) =
+            memchr::memchr(b'\n', rest).map_or((rest.len(), rest.len()), |i| (i, i + 1));
         let mut line = self.text.get(self.pos..self.pos + len).unwrap_or("");
         if let Some(l) = line.strip_suffix('\r') {
             line = l;
         }
-        Some(Line {
+        let line = Line {
             no: self.no + 1,
             start: self.pos,
             text: line,
-        })
+        };
+        Some((line, self.pos + next))
+    }
+
+    fn peek(&self) -> Option<Line<'a>> {
+        self.scan().map(|(line, _)| line)
     }
 
     fn next(&mut self) -> Option<Line<'a>> {
-        let line = self.peek()?;
-        let rest = &self.text.as_bytes()[self.pos..];
-        let len = memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
-        self.pos += len;
+        let (line, next) = self.scan()?;
+        self.pos = next;
+        self.no += 1;
+        Some(line)
+    }
+
+    /// The next line of the current table, or `None` (consuming nothing) at its end: a blank
+    /// line, an nvprof line or the end of the file.
+    fn next_row(&mut self) -> Option<Line<'a>> {
+        let (line, next) = self.scan()?;
+        if ends_table(line.text) {
+            return None;
+        }
+        self.pos = next;
         self.no += 1;
         Some(line)
     }
@@ -149,18 +167,9 @@ impl<'a> Lines<'a> {
         self.pos
     }
 
-    /// Skips lines up to the end of the current table (a blank line, an nvprof line or the end
-    /// of the file) and returns how many were skipped.
-    fn skip_table(&mut self) -> usize {
-        let mut n = 0;
-        while let Some(l) = self.peek() {
-            if ends_table(l.text) {
-                break;
-            }
-            self.next();
-            n += 1;
-        }
-        n
+    /// Skips lines up to the end of the current table.
+    fn skip_table(&mut self) {
+        while self.next_row().is_some() {}
     }
 }
 
@@ -408,12 +417,22 @@ fn int_cell(cell: &str) -> Result<Option<u64>, String> {
         .map_err(|_| format!("`{c}` is not a whole number"))
 }
 
+/// An unsigned integer cell, `None` when empty, `-` or unreadable (for optional columns).
+fn opt_int_cell(cell: &str) -> Option<u64> {
+    int_cell(cell).ok().flatten()
+}
+
 /// A percentage (`71.05%` or `71.05`).
 fn percent_cell(cell: &str) -> Result<f64, String> {
     let c = cell.trim();
     let num = c.strip_suffix('%').unwrap_or(c);
     num.parse::<f64>()
         .map_err(|_| format!("`{c}` is not a percentage"))
+}
+
+/// The device of a text Unified Memory block, from its trimmed `Device "TITAN Xp (0)"` line.
+fn um_device(line: &str) -> Option<&str> {
+    line.strip_prefix("Device \"")?.strip_suffix('"')
 }
 
 /// `(32768 1 1)` → `[32768, 1, 1]`.
@@ -446,6 +465,37 @@ fn strip_correlation_suffix(name: &str) -> (&str, Option<u64>) {
     (name, None)
 }
 
+/// The value cells of a summary row as written (CSV or text): `Time(%)`, `Time`, `Avg`, `Min`,
+/// `Max` and `Calls`.
+struct SummaryCells<'a> {
+    pct: &'a str,
+    /// `Time`, `Avg`, `Min` and `Max`.
+    times: [&'a str; 4],
+    calls: &'a str,
+}
+
+impl SummaryCells<'_> {
+    /// Converts the cells, the times in `units`: (Time(%), [Time, Avg, Min, Max] in ns, Calls).
+    fn parse(&self, units: [Unit; 4]) -> Result<(f64, [i64; 4], u64), String> {
+        let time_pct = percent_cell(self.pct)?;
+        let mut out = [0i64; 4];
+        let labels = ["Time", "Avg", "Min", "Max"];
+        for i in 0..4 {
+            out[i] = time_ns(self.times[i], units[i])?
+                .ok_or_else(|| format!("{} is empty", labels[i]))?;
+        }
+        let calls = int_cell(self.calls)?.ok_or_else(|| "Calls is empty".to_string())?;
+        Ok((time_pct, out, calls))
+    }
+}
+
+/// The size cells of a Unified Memory summary row (`Avg Size`, `Min Size`, `Max Size`,
+/// `Total Size`), each with its unit inside.
+fn um_sizes(cells: [&str; 4]) -> Result<[Option<u64>; 4], String> {
+    let [avg, min, max, total] = cells.map(|c| bytes_cell(c, Unit::Inline));
+    Ok([avg?, min?, max?, total?])
+}
+
 /// The cells of one trace row, by column (empty when the column is absent).
 type Cells<'a> = [&'a str; NCOL];
 
@@ -470,13 +520,6 @@ enum Section {
     Metrics,
     /// Another titled section warpscope does not read (`OpenACC (excl):`).
     Other,
-}
-
-/// Which summary table a row belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SummaryKind {
-    Gpu,
-    Api,
 }
 
 /// A problem counted over the whole file, reported once with its first line.
@@ -562,15 +605,20 @@ impl<'p> State<'p> {
 
     /// Counts a problem under `code`; the first occurrence's message (which names its line)
     /// is kept.
-    fn problem(&mut self, code: &'static str, _line: usize, message: impl FnOnce() -> String) {
+    fn problem(&mut self, code: &'static str, message: impl FnOnce() -> String) {
+        self.problems_add(code, 1, message);
+    }
+
+    /// Counts `count` problems under `code`, like [`State::problem`].
+    fn problems_add(&mut self, code: &'static str, count: u64, message: impl FnOnce() -> String) {
         if let Some((_, p)) = self.problems.iter_mut().find(|(c, _)| *c == code) {
-            p.count += 1;
+            p.count += count;
             return;
         }
         self.problems.push((
             code,
             Problem {
-                count: 1,
+                count,
                 message: message(),
             },
         ));
@@ -581,7 +629,7 @@ impl<'p> State<'p> {
         if self.first_problem.is_none() {
             self.first_problem = Some((line, detail.to_string()));
         }
-        self.problem("skipped_rows", line, || {
+        self.problem("skipped_rows", || {
             format!(
                 "table rows that could not be read were skipped (first at line {line}: {detail})"
             )
@@ -637,10 +685,7 @@ impl<'p> State<'p> {
                 csv::table(self, &mut lines, line, text, progress)?;
                 continue;
             }
-            if let Some(device) = trimmed
-                .strip_prefix("Device \"")
-                .and_then(|r| r.strip_suffix('"'))
-            {
+            if let Some(device) = um_device(trimmed) {
                 self.um_device = device.to_string();
                 continue;
             }
@@ -719,7 +764,7 @@ impl<'p> State<'p> {
             // Another result title (`OpenACC (excl):`, `OpenMP Events:`): not read.
             self.section = Section::Other;
             let title = msg.trim_end_matches(':').to_string();
-            self.problem("unread_section", line_no, || {
+            self.problem("unread_section", || {
                 format!("nvprof section `{title}` (line {line_no}) is not read by warpscope")
             });
         }
@@ -734,7 +779,7 @@ impl<'p> State<'p> {
         if label.trim().eq_ignore_ascii_case("Page faults") {
             match value.parse::<u64>() {
                 Ok(n) => self.summary.cpu_page_faults = Some(n),
-                Err(_) => self.problem("bad_total", line_no, || {
+                Err(_) => self.problem("bad_total", || {
                     format!("line {line_no}: `Total CPU Page faults: {value}` is not a count")
                 }),
             }
@@ -753,20 +798,13 @@ impl<'p> State<'p> {
             }
             let title = body.lines().next().unwrap_or("").trim_end_matches(':');
             let key = format!("nvprof {}", title.to_lowercase());
-            self.problem("metrics_not_shown", line, || {
+            // Count rows, not sections.
+            self.problems_add("metrics_not_shown", rows, || {
                 format!(
                     "nvprof metric/event results (from line {line}) are kept as text in the \
                      source details; warpscope does not chart them"
                 )
             });
-            if let Some((_, p)) = self
-                .problems
-                .iter_mut()
-                .find(|(c, _)| *c == "metrics_not_shown")
-            {
-                // Count rows, not sections.
-                p.count = p.count.saturating_sub(1) + rows;
-            }
             self.b.source.details.push((key, body));
         }
     }
@@ -778,13 +816,38 @@ impl<'p> State<'p> {
         self.flush_metrics();
     }
 
-    fn note_unknown_columns<'h>(&mut self, names: impl Iterator<Item = &'h str>) {
-        for n in names {
-            let n = n.trim();
-            if !n.is_empty() && !self.unknown_columns.iter().any(|u| u == n) {
-                self.unknown_columns.push(n.to_string());
+    /// The [`Col`] of each trace header name, noting the names warpscope does not read.
+    fn trace_columns<'h>(&mut self, names: impl IntoIterator<Item = &'h str>) -> Vec<Option<Col>> {
+        names
+            .into_iter()
+            .map(|name| {
+                let col = Col::from_header(name);
+                let n = name.trim();
+                if col.is_none() && !n.is_empty() && !self.unknown_columns.iter().any(|u| u == n) {
+                    self.unknown_columns.push(n.to_string());
+                }
+                col
+            })
+            .collect()
+    }
+
+    /// The cancellation error for this file.
+    fn cancelled(&self) -> ImportError {
+        ImportError::Cancelled {
+            path: self.path.to_path_buf(),
+        }
+    }
+
+    /// Every 65 536th trace row (`n` counts them): reports progress at byte `pos` and fails if
+    /// the user cancelled.
+    fn checkpoint(&self, progress: &Progress, n: u64, pos: u64) -> Result<(), ImportError> {
+        if n.is_multiple_of(65_536) {
+            progress.set_done(pos);
+            if progress.is_cancelled() {
+                return Err(self.cancelled());
             }
         }
+        Ok(())
     }
 
     // -- events ------------------------------------------------------------------------------
@@ -868,34 +931,73 @@ impl<'p> State<'p> {
         self.track(TrackKey::Thread { pid, tid }, || label)
     }
 
-    /// One row of a GPU trace (CSV or text).
-    fn gpu_row(&mut self, cells: &Cells<'_>, units: &Units, has_corr_col: bool, line: usize) {
+    /// One row of a GPU trace (`gpu`) or API trace, CSV or text.
+    fn trace_row(
+        &mut self,
+        gpu: bool,
+        cells: &Cells<'_>,
+        units: &Units,
+        has_corr_col: bool,
+        line: usize,
+    ) {
+        if gpu {
+            self.gpu_row(cells, units, has_corr_col, line);
+        } else {
+            self.api_row(cells, units, line);
+        }
+    }
+
+    /// The Start, Name and Duration (0 when empty, possibly negative) of a trace row, or `None`
+    /// after counting it as a bad row.
+    fn row_basics<'c>(
+        &mut self,
+        cells: &Cells<'c>,
+        units: &Units,
+        line: usize,
+    ) -> Option<(i64, &'c str, i64)> {
         let start_ns = match time_ns(cells[Col::Start as usize], units[Col::Start as usize]) {
             Ok(Some(v)) => v,
             Ok(None) => {
                 self.bad_row(line, "the Start cell is empty");
-                return;
+                return None;
             }
             Err(e) => {
                 self.bad_row(line, &format!("Start {e}"));
-                return;
+                return None;
             }
         };
-        let name_cell = cells[Col::Name as usize].trim();
-        if name_cell.is_empty() {
+        let name = cells[Col::Name as usize].trim();
+        if name.is_empty() {
             self.bad_row(line, "the Name cell is empty");
-            return;
+            return None;
         }
-        let mut dur_ns = match time_ns(cells[Col::Duration as usize], units[Col::Duration as usize])
-        {
-            Ok(v) => v.unwrap_or(0),
+        match time_ns(cells[Col::Duration as usize], units[Col::Duration as usize]) {
+            Ok(dur_ns) => Some((start_ns, name, dur_ns.unwrap_or(0))),
             Err(e) => {
                 self.bad_row(line, &format!("Duration {e}"));
-                return;
+                None
             }
+        }
+    }
+
+    /// A size cell of a copy row; an unreadable one is left empty and counted under `bad_size`
+    /// (`what` names the column in the warning).
+    fn copy_bytes(&mut self, cell: &str, unit: Unit, what: &str, line: usize) -> Option<u64> {
+        bytes_cell(cell, unit).unwrap_or_else(|e| {
+            self.problem("bad_size", || {
+                format!("unreadable {what} cells were left empty (first at line {line}: {e})")
+            });
+            None
+        })
+    }
+
+    /// One row of a GPU trace (CSV or text).
+    fn gpu_row(&mut self, cells: &Cells<'_>, units: &Units, has_corr_col: bool, line: usize) {
+        let Some((start_ns, name_cell, mut dur_ns)) = self.row_basics(cells, units, line) else {
+            return;
         };
         if dur_ns < 0 {
-            self.problem("negative_duration", line, || {
+            self.problem("negative_duration", || {
                 format!("negative durations were set to 0 (first at line {line})")
             });
             dur_ns = 0;
@@ -905,40 +1007,21 @@ impl<'p> State<'p> {
         } else {
             strip_correlation_suffix(name_cell)
         };
-        let correlation = match int_cell(cells[Col::Correlation as usize]) {
-            Ok(Some(c)) => Some(c),
-            _ => suffix_corr,
-        };
-        let device_cell = cells[Col::Device as usize];
-        let device = self.device_id(device_cell);
-        let context = int_cell(cells[Col::Context as usize])
-            .ok()
-            .flatten()
+        let correlation = opt_int_cell(cells[Col::Correlation as usize]).or(suffix_corr);
+        let device = self.device_id(cells[Col::Device as usize]);
+        let context = opt_int_cell(cells[Col::Context as usize])
             .and_then(|c| u32::try_from(c).ok())
             .unwrap_or(0);
-        let stream = int_cell(cells[Col::Stream as usize])
-            .ok()
-            .flatten()
-            .unwrap_or(0);
+        let stream = opt_int_cell(cells[Col::Stream as usize]).unwrap_or(0);
         self.rows += 1;
 
-        if let Some(rest) = name.strip_prefix("[Unified Memory ") {
-            self.um_row(
-                name,
-                rest,
-                cells,
-                units,
-                device,
-                device_cell,
-                start_ns,
-                dur_ns,
-                line,
-            );
+        if name.starts_with("[Unified Memory ") {
+            self.um_row(name, cells, units, device, (start_ns, dur_ns), line);
             return;
         }
 
         let device = device.unwrap_or_else(|| {
-            self.problem("no_device", line, || {
+            self.problem("no_device", || {
                 format!("GPU rows without a usable Device cell were put on device 0 (first at line {line})")
             });
             0
@@ -962,21 +1045,14 @@ impl<'p> State<'p> {
                     .trim()
                     .trim_end_matches(']');
                 CopyKind::from_short(inner).unwrap_or_else(|| {
-                    self.problem("unknown_copy_kind", line, || {
+                    self.problem("unknown_copy_kind", || {
                         format!("copies of an unknown direction such as `{name}` are shown as `[CUDA memcpy]` (first at line {line})")
                     });
                     CopyKind::Unknown
                 })
             };
-            let bytes = match bytes_cell(cells[Col::Size as usize], units[Col::Size as usize]) {
-                Ok(v) => v,
-                Err(e) => {
-                    self.problem("bad_size", line, || {
-                        format!("unreadable Size cells were left empty (first at line {line}: {e})")
-                    });
-                    None
-                }
-            };
+            let size = Col::Size as usize;
+            let bytes = self.copy_bytes(cells[size], units[size], "Size", line);
             let mem = |cell: &str| {
                 let c = cell.trim();
                 (!is_missing(c)).then(|| MemoryKind::from_word(c))
@@ -1001,7 +1077,7 @@ impl<'p> State<'p> {
         }
 
         if name.starts_with('[') {
-            self.problem("unknown_activity", line, || {
+            self.problem("unknown_activity", || {
                 format!("rows with an unknown bracketed name such as `{name}` are shown as plain slices (first at line {line})")
             });
             let name_id = self.b.intern(name);
@@ -1027,9 +1103,7 @@ impl<'p> State<'p> {
         let info = KernelInfo {
             grid,
             block,
-            registers_per_thread: int_cell(cells[Col::Registers as usize])
-                .ok()
-                .flatten()
+            registers_per_thread: opt_int_cell(cells[Col::Registers as usize])
                 .and_then(|r| u32::try_from(r).ok()),
             static_shared_bytes: smem(Col::StaticSmem),
             dynamic_shared_bytes: smem(Col::DynamicSmem),
@@ -1041,19 +1115,15 @@ impl<'p> State<'p> {
             .push_kernel(track, start_ns, dur_ns, name_id, info, 0);
     }
 
-    /// A `[Unified Memory ...]` row: migrations with their bytes, page faults and thrashing as
-    /// plain unified-memory events.
-    #[allow(clippy::too_many_arguments)]
+    /// A `[Unified Memory ...]` row of a GPU trace, `device` read from its Device cell:
+    /// migrations with their bytes, page faults and thrashing as plain unified-memory events.
     fn um_row(
         &mut self,
         name: &str,
-        rest: &str,
         cells: &Cells<'_>,
         units: &Units,
         device: Option<u32>,
-        device_cell: &str,
-        start_ns: i64,
-        dur_ns: i64,
+        (start_ns, dur_ns): (i64, i64),
         line: usize,
     ) {
         let track = match device {
@@ -1066,87 +1136,54 @@ impl<'p> State<'p> {
                 },
                 || "unified memory".to_string(),
             ),
-            None => self.host_um_track(name, device_cell),
+            None => self.host_um_track(name, cells[Col::Device as usize]),
         };
         let name_id = self.b.intern(name);
-        let copy_kind = match rest
-            .strip_prefix("Memcpy ")
+        let copy_kind = match name
+            .strip_prefix("[Unified Memory Memcpy ")
             .map(|r| r.trim_end_matches(']'))
         {
-            Some("HtoD") => Some(CopyKind::UnifiedHtoD),
-            Some("DtoH") => Some(CopyKind::UnifiedDtoH),
-            Some("DtoD") => Some(CopyKind::UnifiedDtoD),
-            _ => None,
-        };
-        match copy_kind {
-            Some(kind) => {
-                let um = Col::UnifiedMemory as usize;
-                let bytes = match bytes_cell(cells[um], units[um]) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        self.problem("bad_size", line, || {
-                            format!(
-                                "unreadable size cells were left empty (first at line {line}: {e})"
-                            )
-                        });
-                        None
-                    }
-                };
-                let info = CopyInfo {
-                    kind,
-                    bytes,
-                    src_kind: None,
-                    dst_kind: None,
-                    correlation: None,
-                    external_id: None,
-                };
-                self.b.push_copy(
-                    track,
-                    start_ns,
-                    dur_ns,
-                    name_id,
-                    EventKind::UnifiedMemory,
-                    info,
-                    0,
-                );
+            Some("HtoD") => CopyKind::UnifiedHtoD,
+            Some("DtoH") => CopyKind::UnifiedDtoH,
+            Some("DtoD") => CopyKind::UnifiedDtoD,
+            _ => {
+                self.b
+                    .push(track, start_ns, dur_ns, name_id, EventKind::UnifiedMemory);
+                return;
             }
-            None => self
-                .b
-                .push(track, start_ns, dur_ns, name_id, EventKind::UnifiedMemory),
-        }
+        };
+        let um = Col::UnifiedMemory as usize;
+        let info = CopyInfo {
+            kind: copy_kind,
+            bytes: self.copy_bytes(cells[um], units[um], "size", line),
+            src_kind: None,
+            dst_kind: None,
+            correlation: None,
+            external_id: None,
+        };
+        self.b.push_copy(
+            track,
+            start_ns,
+            dur_ns,
+            name_id,
+            EventKind::UnifiedMemory,
+            info,
+            0,
+        );
     }
 
     /// One row of an API trace.
     fn api_row(&mut self, cells: &Cells<'_>, units: &Units, line: usize) {
-        let start_ns = match time_ns(cells[Col::Start as usize], units[Col::Start as usize]) {
-            Ok(Some(v)) => v,
-            Ok(None) => {
-                self.bad_row(line, "the Start cell is empty");
-                return;
-            }
-            Err(e) => {
-                self.bad_row(line, &format!("Start {e}"));
-                return;
-            }
-        };
-        let name_cell = cells[Col::Name as usize].trim();
-        if name_cell.is_empty() {
-            self.bad_row(line, "the Name cell is empty");
+        let Some((start_ns, name_cell, dur_ns)) = self.row_basics(cells, units, line) else {
             return;
-        }
-        let dur_ns = match time_ns(cells[Col::Duration as usize], units[Col::Duration as usize]) {
-            Ok(v) => v.unwrap_or(0).max(0),
-            Err(e) => {
-                self.bad_row(line, &format!("Duration {e}"));
-                return;
-            }
         };
+        let dur_ns = dur_ns.max(0);
         // nvprof's text API trace writes launches as `cudaLaunch (kernel(int) [121])`.
         let name = match name_cell.split_once(" (") {
             Some((api, _)) if !api.contains(' ') => api,
             _ => name_cell,
         };
-        let correlation = int_cell(cells[Col::Correlation as usize]).ok().flatten();
+        let correlation = opt_int_cell(cells[Col::Correlation as usize]);
         let kind = if name.starts_with("cu") && !name.starts_with("cuda") {
             EventKind::Driver
         } else {
@@ -1165,16 +1202,48 @@ impl<'p> State<'p> {
             .push_api(track, start_ns, dur_ns, name_id, kind, info, 0);
     }
 
-    /// One summary row; `section` is the table it belongs to.
-    fn summary_row(&mut self, section: SummaryKind, row: RecordedSummaryRow) {
-        let section = match section {
-            SummaryKind::Gpu => crate::model::SummarySection::GpuActivities,
-            SummaryKind::Api => crate::model::SummarySection::ApiCalls,
-        };
-        self.rows += 1;
-        self.summary
-            .rows
-            .push(RecordedSummaryRow { section, ..row });
+    /// One summary row of table `section` (CSV or text), or a bad row if a value does not parse.
+    fn summary_row(
+        &mut self,
+        section: SummarySection,
+        name: &str,
+        cells: &SummaryCells<'_>,
+        units: [Unit; 4],
+        line: usize,
+    ) {
+        match cells.parse(units) {
+            Ok((time_pct, [total_ns, avg_ns, min_ns, max_ns], calls)) => {
+                self.rows += 1;
+                self.summary.rows.push(RecordedSummaryRow {
+                    section,
+                    name: name.to_string(),
+                    time_pct,
+                    total_ns,
+                    calls,
+                    avg_ns,
+                    min_ns,
+                    max_ns,
+                });
+            }
+            Err(e) => self.bad_row(line, &e),
+        }
+    }
+
+    /// A `Total Time` cell of the Unified Memory summary table: inline unit, or a bare
+    /// `0.000000`; anything else is left empty and counted.
+    fn um_time(&mut self, cell: &str, line: usize) -> Option<i64> {
+        match time_ns(cell, Unit::Inline) {
+            Ok(v) => v,
+            Err(_) if parse_decimal_scaled(cell.as_bytes(), 9) == Some(0) => Some(0),
+            Err(e) => {
+                self.problem("um_time", || {
+                    format!(
+                        "Unified Memory times without a unit were left empty (first at line {line}: {e})"
+                    )
+                });
+                None
+            }
+        }
     }
 
     /// One row of the Unified Memory summary table.
@@ -1244,7 +1313,7 @@ impl<'p> State<'p> {
             );
         }
         for line in std::mem::take(&mut self.empty_tables) {
-            self.problem("empty_table", line, || {
+            self.problem("empty_table", || {
                 format!("a table has a header but no rows (first at line {line})")
             });
         }

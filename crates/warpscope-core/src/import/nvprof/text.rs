@@ -4,13 +4,12 @@
 //! `GPU activities:` / `API calls:` labels) and the ≤ CUDA 8 layout (no `Type` column), and the
 //! Unified Memory block. Every value carries its own unit (`812ns`, `8.0000KB`); `-` is missing.
 
-use super::csv::{summary_values, um_time};
 use super::{
-    Col, Line, Lines, NCOL, Section, State, SummaryKind, Unit, Units, bytes_cell, ends_table,
-    int_cell,
+    Cells, Col, Line, Lines, NCOL, Section, State, SummaryCells, Unit, Units, int_cell, um_device,
+    um_sizes,
 };
 use crate::import::{ImportError, Progress};
-use crate::model::{RecordedSummaryRow, SummarySection, UnifiedMemorySummaryRow};
+use crate::model::{SummarySection, UnifiedMemorySummaryRow};
 
 /// What a text table header announces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,15 +105,6 @@ pub(super) fn table(
     Ok(())
 }
 
-/// The next line of the table, or `None` at its end.
-fn next_row<'a>(lines: &mut Lines<'a>) -> Option<Line<'a>> {
-    let l = lines.peek()?;
-    if ends_table(l.text) {
-        return None;
-    }
-    lines.next()
-}
-
 /// A `--print-gpu-trace` or `--print-api-trace` table.
 fn trace(
     st: &mut State<'_>,
@@ -124,16 +114,12 @@ fn trace(
     any_line: &mut bool,
 ) -> Result<(), ImportError> {
     let cols = header_columns(header.text);
-    let mut spans: Vec<(Option<Col>, usize, usize)> = Vec::with_capacity(cols.len());
-    let mut unknown = Vec::new();
-    for &(start, end, name) in &cols {
-        let col = Col::from_header(name);
-        if col.is_none() {
-            unknown.push(name);
-        }
-        spans.push((col, start, end));
-    }
-    st.note_unknown_columns(unknown.into_iter());
+    let map = st.trace_columns(cols.iter().map(|c| c.2));
+    let spans: Vec<(Option<Col>, usize, usize)> = map
+        .into_iter()
+        .zip(&cols)
+        .map(|(col, &(start, end, _))| (col, start, end))
+        .collect();
     let has = |c: Col| spans.iter().any(|s| s.0 == Some(c));
     let gpu = [
         Col::Device,
@@ -147,26 +133,15 @@ fn trace(
     let has_corr = has(Col::Correlation);
     let units: Units = [Unit::Inline; NCOL];
     let mut n = 0u64;
-    while let Some(l) = next_row(lines) {
+    while let Some(l) = lines.next_row() {
         *any_line = true;
         n += 1;
-        if n.is_multiple_of(65_536) {
-            progress.set_done(l.start as u64);
-            if progress.is_cancelled() {
-                return Err(ImportError::Cancelled {
-                    path: st.path.to_path_buf(),
-                });
-            }
-        }
+        st.checkpoint(progress, n, l.start as u64)?;
         let Some(cells) = row_cells(l.text, &spans) else {
             st.bad_row(l.no, "the line does not fit the table's columns");
             continue;
         };
-        if gpu {
-            st.gpu_row(&cells, &units, has_corr, l.no);
-        } else {
-            st.api_row(&cells, &units, l.no);
-        }
+        st.trace_row(gpu, &cells, &units, has_corr, l.no);
     }
     Ok(())
 }
@@ -191,8 +166,6 @@ fn row_cells<'a>(line: &'a str, spans: &[(Option<Col>, usize, usize)]) -> Option
     Some(cells)
 }
 
-type Cells<'a> = super::Cells<'a>;
-
 /// Splits the first `N` whitespace-separated values off `s`; the rest (trimmed) is the name.
 fn values<const N: usize>(s: &str) -> Option<([&str; N], &str)> {
     let mut out = [""; N];
@@ -213,7 +186,7 @@ fn values<const N: usize>(s: &str) -> Option<([&str; N], &str)> {
 #[derive(Clone, Copy)]
 enum Label {
     Unset,
-    Known(SummaryKind),
+    Known(SummarySection),
     Skipped,
 }
 
@@ -222,11 +195,11 @@ fn summary(st: &mut State<'_>, lines: &mut Lines<'_>, typed: bool, any_line: &mu
     let mut label = if typed {
         Label::Unset
     } else if st.section == Section::ApiCalls {
-        Label::Known(SummaryKind::Api)
+        Label::Known(SummarySection::ApiCalls)
     } else {
-        Label::Known(SummaryKind::Gpu)
+        Label::Known(SummarySection::GpuActivities)
     };
-    while let Some(l) = next_row(lines) {
+    while let Some(l) = lines.next_row() {
         *any_line = true;
         let mut rest = l.text.trim_start();
         if typed && rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
@@ -238,12 +211,11 @@ fn summary(st: &mut State<'_>, lines: &mut Lines<'_>, typed: bool, any_line: &mu
                 continue;
             };
             label = match name.trim() {
-                "GPU activities" => Label::Known(SummaryKind::Gpu),
-                "API calls" => Label::Known(SummaryKind::Api),
+                "GPU activities" => Label::Known(SummarySection::GpuActivities),
+                "API calls" => Label::Known(SummarySection::ApiCalls),
                 other => {
-                    let other = other.to_string();
                     let no = l.no;
-                    st.problem("unread_summary_section", no, || {
+                    st.problem("unread_summary_section", || {
                         format!("summary rows of type `{other}` are not read (first at line {no})")
                     });
                     Label::Skipped
@@ -273,34 +245,21 @@ fn summary(st: &mut State<'_>, lines: &mut Lines<'_>, typed: bool, any_line: &mu
             st.bad_row(l.no, "the Name is empty");
             continue;
         }
-        match summary_values([time, avg, min, max], [Unit::Inline; 4], pct, calls) {
-            Ok((time_pct, [total_ns, avg_ns, min_ns, max_ns], calls)) => st.summary_row(
-                section,
-                RecordedSummaryRow {
-                    section: SummarySection::GpuActivities,
-                    name: name.to_string(),
-                    time_pct,
-                    total_ns,
-                    calls,
-                    avg_ns,
-                    min_ns,
-                    max_ns,
-                },
-            ),
-            Err(e) => st.bad_row(l.no, &e),
-        }
+        let cells = SummaryCells {
+            pct,
+            times: [time, avg, min, max],
+            calls,
+        };
+        st.summary_row(section, name, &cells, [Unit::Inline; 4], l.no);
     }
 }
 
 /// The Unified Memory block: `Device "TITAN Xp (0)"`, then the table (repeated per device).
 fn unified_memory(st: &mut State<'_>, lines: &mut Lines<'_>, any_line: &mut bool) {
-    while let Some(l) = next_row(lines) {
+    while let Some(l) = lines.next_row() {
         *any_line = true;
         let t = l.text.trim();
-        if let Some(device) = t
-            .strip_prefix("Device \"")
-            .and_then(|r| r.strip_suffix('"'))
-        {
+        if let Some(device) = um_device(t) {
             st.um_device = device.to_string();
             continue;
         }
@@ -311,17 +270,8 @@ fn unified_memory(st: &mut State<'_>, lines: &mut Lines<'_>, any_line: &mut bool
             st.bad_row(l.no, "a Unified Memory row needs six values and a name");
             continue;
         };
-        let parsed = (|| -> Result<_, String> {
-            Ok((
-                int_cell(count)?,
-                [
-                    bytes_cell(avg, Unit::Inline)?,
-                    bytes_cell(min, Unit::Inline)?,
-                    bytes_cell(max, Unit::Inline)?,
-                    bytes_cell(total, Unit::Inline)?,
-                ],
-            ))
-        })();
+        let parsed =
+            int_cell(count).and_then(|count| Ok((count, um_sizes([avg, min, max, total])?)));
         let (count, [avg, min, max, total]) = match parsed {
             Ok(v) => v,
             Err(e) => {
@@ -329,7 +279,7 @@ fn unified_memory(st: &mut State<'_>, lines: &mut Lines<'_>, any_line: &mut bool
                 continue;
             }
         };
-        let total_ns = um_time(st, time, l.no);
+        let total_ns = st.um_time(time, l.no);
         let row = UnifiedMemorySummaryRow {
             device: st.um_device.clone(),
             name: name.to_string(),

@@ -16,7 +16,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{ImportError, ImportTimings, Progress};
 use crate::builder::{ProfileBuilder, TrackId};
-use crate::model::{CopyKind, Device, GpuLane, MemoryKind, Profile, TraceId, TrackKey};
+use crate::model::{
+    CopyInfo, CopyKind, Device, GpuLane, KernelInfo, MemoryKind, Profile, TraceId, TrackKey,
+};
 use crate::strings::StrId;
 
 /// Rows read between two looks at the cancel flag.
@@ -37,7 +39,7 @@ pub fn import(path: &Path, progress: &Progress) -> Result<(Profile, ImportTiming
         })?
         .len();
     progress.set_total(file_bytes);
-    let db = Db::open(path)?;
+    let db = Db::open(path, file_bytes)?;
     let read = started.elapsed();
     let t = Instant::now();
     let mut b = if nvprof::recognise(&db) {
@@ -80,9 +82,9 @@ pub(super) struct Db {
 }
 
 impl Db {
-    /// Opens `path` read-only and lists its tables. A file SQLite cannot read (truncated header,
-    /// not a database) is [`ImportError::Corrupt`].
-    fn open(path: &Path) -> Result<Self, ImportError> {
+    /// Opens `path` (`file_bytes` long) read-only and lists its tables. A file SQLite cannot read
+    /// (truncated header, not a database) is [`ImportError::Corrupt`].
+    fn open(path: &Path, file_bytes: u64) -> Result<Self, ImportError> {
         let corrupt = |location: &str, e: &dyn Display| ImportError::Corrupt {
             path: path.to_path_buf(),
             location: location.to_string(),
@@ -114,7 +116,6 @@ impl Db {
                 }
             }
         }
-        let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         Ok(Self {
             conn,
             path: path.to_path_buf(),
@@ -328,6 +329,115 @@ pub(super) fn dim3(row: &Row<'_>, x: usize, y: usize, z: usize) -> Option<[u32; 
     Some([uint32(row, x)?, uint32(row, y)?, uint32(row, z)?])
 }
 
+/// Selects from a kernel table (`name_col` is its name column): 0 `start`, 1 `end`, 2 `deviceId`,
+/// 3 `streamId`, 4 `name_col`, 5 `contextId`, 6 `correlationId`, 7–15 the launch configuration
+/// that [`kernel_info`] reads, then `extra` from 16.
+pub(super) fn select_kernels(
+    db: &Db,
+    table: &'static str,
+    name_col: &'static str,
+    extra: &[&'static str],
+) -> Result<Select, ImportError> {
+    const LAUNCH: [&str; 11] = [
+        "contextId",
+        "correlationId",
+        "gridX",
+        "gridY",
+        "gridZ",
+        "blockX",
+        "blockY",
+        "blockZ",
+        "registersPerThread",
+        "staticSharedMemory",
+        "dynamicSharedMemory",
+    ];
+    db.select(
+        table,
+        &["start", "end", "deviceId", "streamId", name_col],
+        &[&LAUNCH[..], extra].concat(),
+    )
+}
+
+/// The launch details of a row of [`select_kernels`].
+pub(super) fn kernel_info(row: &Row<'_>, mangled_name: Option<StrId>) -> KernelInfo {
+    KernelInfo {
+        grid: dim3(row, 7, 8, 9),
+        block: dim3(row, 10, 11, 12),
+        registers_per_thread: uint32(row, 13),
+        static_shared_bytes: uint64(row, 14),
+        dynamic_shared_bytes: uint64(row, 15),
+        correlation: correlation(row, 6),
+        mangled_name,
+        ..KernelInfo::default()
+    }
+}
+
+/// Selects from a memcpy table: 0 `start`, 1 `end`, 2 `deviceId`, 3 `streamId`, 4 `copyKind`,
+/// 5 `bytes`, 6 `contextId`, 7 `correlationId`, 8 `srcKind`, 9 `dstKind`, then `extra` from 10.
+pub(super) fn select_copies(
+    db: &Db,
+    table: &'static str,
+    extra: &[&'static str],
+) -> Result<Select, ImportError> {
+    db.select(
+        table,
+        &["start", "end", "deviceId", "streamId", "copyKind", "bytes"],
+        &[
+            &["contextId", "correlationId", "srcKind", "dstKind"][..],
+            extra,
+        ]
+        .concat(),
+    )
+}
+
+/// The details of a row of [`select_copies`] of `kind`, whose memory kinds `memory_kind`
+/// decodes.
+pub(super) fn copy_info(
+    row: &Row<'_>,
+    kind: CopyKind,
+    memory_kind: fn(Option<i64>) -> Option<MemoryKind>,
+) -> CopyInfo {
+    CopyInfo {
+        kind,
+        bytes: uint64(row, 5),
+        src_kind: memory_kind(int(row, 8)),
+        dst_kind: memory_kind(int(row, 9)),
+        correlation: correlation(row, 7),
+        external_id: None,
+    }
+}
+
+/// Selects from a memset table (`memory_col` is its memory-kind column): 0 `start`, 1 `end`,
+/// 2 `deviceId`, 3 `streamId`, 4 `bytes`, 5 `contextId`, 6 `correlationId`, 7 `memory_col`, then
+/// `extra` from 8.
+pub(super) fn select_memsets(
+    db: &Db,
+    table: &'static str,
+    memory_col: &'static str,
+    extra: &[&'static str],
+) -> Result<Select, ImportError> {
+    db.select(
+        table,
+        &["start", "end", "deviceId", "streamId", "bytes"],
+        &[&["contextId", "correlationId", memory_col][..], extra].concat(),
+    )
+}
+
+/// The details of a row of [`select_memsets`], whose memory kind `memory_kind` decodes.
+pub(super) fn memset_info(
+    row: &Row<'_>,
+    memory_kind: fn(Option<i64>) -> Option<MemoryKind>,
+) -> CopyInfo {
+    CopyInfo {
+        kind: CopyKind::Memset,
+        bytes: uint64(row, 4),
+        src_kind: None,
+        dst_kind: memory_kind(int(row, 7)),
+        correlation: correlation(row, 6),
+        external_id: None,
+    }
+}
+
 /// Counts rows with unusable times, so the importers can warn once per table.
 #[derive(Default)]
 pub(super) struct TimeCheck {
@@ -461,17 +571,26 @@ impl<'c> Strings<'c> {
     }
 }
 
-/// Display names of copy kinds, interned once.
+/// Display names of copy kinds and synchronisation types, interned once.
 #[derive(Default)]
-pub(super) struct CopyNames(FxHashMap<CopyKind, StrId>);
+pub(super) struct ActivityNames {
+    copies: FxHashMap<CopyKind, StrId>,
+    syncs: FxHashMap<&'static str, StrId>,
+}
 
-impl CopyNames {
+impl ActivityNames {
     /// The nvprof-style name (`[CUDA memcpy HtoD]`) of `kind`.
-    pub(super) fn get(&mut self, b: &mut ProfileBuilder, kind: CopyKind) -> StrId {
+    pub(super) fn copy(&mut self, b: &mut ProfileBuilder, kind: CopyKind) -> StrId {
         *self
-            .0
+            .copies
             .entry(kind)
             .or_insert_with(|| b.intern(&kind.activity_name()))
+    }
+
+    /// The name of a CUPTI / nsys synchronisation type (`Stream synchronize`).
+    pub(super) fn sync(&mut self, b: &mut ProfileBuilder, sync_type: Option<i64>) -> StrId {
+        let label = sync_name(sync_type);
+        *self.syncs.entry(label).or_insert_with(|| b.intern(label))
     }
 }
 
@@ -504,7 +623,7 @@ pub(super) fn memory_kind_nsys(v: Option<i64>) -> Option<MemoryKind> {
 }
 
 /// Name of a CUPTI / nsys synchronisation type.
-pub(super) fn sync_name(sync_type: Option<i64>) -> &'static str {
+fn sync_name(sync_type: Option<i64>) -> &'static str {
     match sync_type {
         Some(1) => "Event synchronize",
         Some(2) => "Stream wait event",
@@ -531,11 +650,22 @@ pub(super) fn work_track(
     context: u32,
     stream: u64,
 ) -> TrackId {
+    gpu_track(b, device, context, stream, GpuLane::Work)
+}
+
+/// The track of `lane` of a stream.
+pub(super) fn gpu_track(
+    b: &mut ProfileBuilder,
+    device: u32,
+    context: u32,
+    stream: u64,
+    lane: GpuLane,
+) -> TrackId {
     b.track(TrackKey::Gpu {
         device,
         context,
         stream,
-        lane: GpuLane::Work,
+        lane,
     })
 }
 

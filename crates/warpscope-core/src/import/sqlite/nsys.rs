@@ -5,15 +5,13 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{
-    CopyNames, Db, Strings, TimeCheck, add_missing_devices, correlation, dim3, int,
-    memory_kind_nsys, name_tracks, stream_id, sync_name, text, thread_track, uint32, uint64,
-    work_track,
+    ActivityNames, Db, Strings, TimeCheck, add_missing_devices, copy_info, correlation, gpu_track,
+    int, kernel_info, memory_kind_nsys, memset_info, name_tracks, select_copies, select_kernels,
+    select_memsets, stream_id, text, thread_track, uint32, uint64, work_track,
 };
 use crate::builder::{ProfileBuilder, TrackId};
 use crate::import::{ImportError, Progress};
-use crate::model::{
-    ApiInfo, CopyInfo, CopyKind, Device, EventKind, Format, GpuLane, KernelInfo, TraceId, TrackKey,
-};
+use crate::model::{ApiInfo, CopyKind, Device, EventKind, Format, GpuLane, TraceId, TrackKey};
 use crate::strings::StrId;
 
 const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
@@ -67,6 +65,14 @@ fn scope_of(global: Option<i64>) -> u32 {
     global.map_or(0, |g| u32::try_from(pid_of(g)).unwrap_or(0))
 }
 
+/// Adds the process of a row's `globalPid` (if any) to `pids` and returns its correlation scope.
+fn note_process(pids: &mut FxHashSet<i64>, global_pid: Option<i64>) -> u32 {
+    if let Some(g) = global_pid {
+        pids.insert(pid_of(g));
+    }
+    scope_of(global_pid)
+}
+
 /// Reads an Nsight Systems export into a builder.
 pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, ImportError> {
     let mut b = ProfileBuilder::new(db.path().to_path_buf(), Format::NsysSqlite);
@@ -76,7 +82,7 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
     let mut r = Reader {
         db,
         strings: Strings::new(db, "StringIds", "id")?,
-        copy_names: CopyNames::default(),
+        names: ActivityNames::default(),
         pids: FxHashSet::default(),
         devices: FxHashSet::default(),
     };
@@ -194,7 +200,7 @@ fn read_session_start(db: &Db, b: &mut ProfileBuilder) -> Result<(), ImportError
 struct Reader<'c> {
     db: &'c Db,
     strings: Strings<'c>,
-    copy_names: CopyNames,
+    names: ActivityNames,
     /// Processes that appear in activity tables.
     pids: FxHashSet<i64>,
     /// Devices that appear in activity tables.
@@ -207,24 +213,11 @@ impl Reader<'_> {
         b: &mut ProfileBuilder,
         progress: &Progress,
     ) -> Result<(), ImportError> {
-        let sel = self.db.select(
+        let sel = select_kernels(
+            self.db,
             KERNEL,
-            &["start", "end", "deviceId", "streamId", "demangledName"],
-            &[
-                "contextId",
-                "correlationId",
-                "globalPid",
-                "mangledName",
-                "gridX",
-                "gridY",
-                "gridZ",
-                "blockX",
-                "blockY",
-                "blockZ",
-                "registersPerThread",
-                "staticSharedMemory",
-                "dynamicSharedMemory",
-            ],
+            "demangledName",
+            &["globalPid", "mangledName"],
         )?;
         let db = self.db;
         let strings = &mut self.strings;
@@ -238,9 +231,8 @@ impl Reader<'_> {
             let device = uint32(row, 2).unwrap_or(0);
             let stream = stream_id(row, 3);
             let context = uint32(row, 5).unwrap_or(0);
-            let global_pid = int(row, 7);
             let name = strings.get_or_placeholder(db, b, int(row, 4).unwrap_or(0))?;
-            let mangled = match int(row, 8) {
+            let mangled = match int(row, 17) {
                 Some(id) => strings.get(db, b, id)?,
                 None => None,
             };
@@ -248,20 +240,8 @@ impl Reader<'_> {
                 devices.insert(device);
                 work_track(b, device, context, stream)
             });
-            if let Some(g) = global_pid {
-                pids.insert(pid_of(g));
-            }
-            let info = KernelInfo {
-                grid: dim3(row, 9, 10, 11),
-                block: dim3(row, 12, 13, 14),
-                registers_per_thread: uint32(row, 15),
-                static_shared_bytes: uint64(row, 16),
-                dynamic_shared_bytes: uint64(row, 17),
-                correlation: correlation(row, 6),
-                mangled_name: mangled,
-                ..KernelInfo::default()
-            };
-            b.push_kernel(track, start, dur, name, info, scope_of(global_pid));
+            let scope = note_process(pids, int(row, 16));
+            b.push_kernel(track, start, dur, name, kernel_info(row, mangled), scope);
             Ok(())
         })?;
         times.report(b, KERNEL);
@@ -275,18 +255,8 @@ impl Reader<'_> {
         b: &mut ProfileBuilder,
         progress: &Progress,
     ) -> Result<(), ImportError> {
-        let sel = self.db.select(
-            MEMCPY,
-            &["start", "end", "deviceId", "streamId", "copyKind", "bytes"],
-            &[
-                "contextId",
-                "correlationId",
-                "globalPid",
-                "srcKind",
-                "dstKind",
-            ],
-        )?;
-        let names = &mut self.copy_names;
+        let sel = select_copies(self.db, MEMCPY, &["globalPid"])?;
+        let names = &mut self.names;
         let (pids, devices) = (&mut self.pids, &mut self.devices);
         let mut times = TimeCheck::default();
         let mut tracks: FxHashMap<(u32, u32, u64, bool), TrackId> = FxHashMap::default();
@@ -305,40 +275,21 @@ impl Reader<'_> {
             } else {
                 (uint32(row, 6).unwrap_or(0), stream_id(row, 3))
             };
+            let (lane, event) = if unified {
+                (GpuLane::UnifiedMemory, EventKind::UnifiedMemory)
+            } else {
+                (GpuLane::Work, EventKind::Memcpy)
+            };
             let track = *tracks
                 .entry((device, context, stream, unified))
                 .or_insert_with(|| {
                     devices.insert(device);
-                    b.track(TrackKey::Gpu {
-                        device,
-                        context,
-                        stream,
-                        lane: if unified {
-                            GpuLane::UnifiedMemory
-                        } else {
-                            GpuLane::Work
-                        },
-                    })
+                    gpu_track(b, device, context, stream, lane)
                 });
-            let global_pid = int(row, 8);
-            if let Some(g) = global_pid {
-                pids.insert(pid_of(g));
-            }
-            let name = names.get(b, kind);
-            let info = CopyInfo {
-                kind,
-                bytes: uint64(row, 5),
-                src_kind: memory_kind_nsys(int(row, 9)),
-                dst_kind: memory_kind_nsys(int(row, 10)),
-                correlation: correlation(row, 7),
-                external_id: None,
-            };
-            let event = if unified {
-                EventKind::UnifiedMemory
-            } else {
-                EventKind::Memcpy
-            };
-            b.push_copy(track, start, dur, name, event, info, scope_of(global_pid));
+            let scope = note_process(pids, int(row, 10));
+            let name = names.copy(b, kind);
+            let info = copy_info(row, kind, memory_kind_nsys);
+            b.push_copy(track, start, dur, name, event, info, scope);
             Ok(())
         })?;
         times.report(b, MEMCPY);
@@ -350,12 +301,8 @@ impl Reader<'_> {
         b: &mut ProfileBuilder,
         progress: &Progress,
     ) -> Result<(), ImportError> {
-        let sel = self.db.select(
-            MEMSET,
-            &["start", "end", "deviceId", "streamId", "bytes"],
-            &["contextId", "correlationId", "globalPid", "memKind"],
-        )?;
-        let name = self.copy_names.get(b, CopyKind::Memset);
+        let sel = select_memsets(self.db, MEMSET, "memKind", &["globalPid"])?;
+        let name = self.names.copy(b, CopyKind::Memset);
         let (pids, devices) = (&mut self.pids, &mut self.devices);
         let mut times = TimeCheck::default();
         self.db.for_each_row(&sel, progress, |row| {
@@ -366,27 +313,9 @@ impl Reader<'_> {
             let context = uint32(row, 5).unwrap_or(0);
             devices.insert(device);
             let track = work_track(b, device, context, stream_id(row, 3));
-            let global_pid = int(row, 7);
-            if let Some(g) = global_pid {
-                pids.insert(pid_of(g));
-            }
-            let info = CopyInfo {
-                kind: CopyKind::Memset,
-                bytes: uint64(row, 4),
-                src_kind: None,
-                dst_kind: memory_kind_nsys(int(row, 8)),
-                correlation: correlation(row, 6),
-                external_id: None,
-            };
-            b.push_copy(
-                track,
-                start,
-                dur,
-                name,
-                EventKind::Memset,
-                info,
-                scope_of(global_pid),
-            );
+            let scope = note_process(pids, int(row, 8));
+            let info = memset_info(row, memory_kind_nsys);
+            b.push_copy(track, start, dur, name, EventKind::Memset, info, scope);
             Ok(())
         })?;
         times.report(b, MEMSET);
@@ -478,26 +407,19 @@ impl Reader<'_> {
             &["start", "end", "deviceId"],
             &["contextId", "streamId", "syncType", "globalPid"],
         )?;
-        let mut names: FxHashMap<&'static str, StrId> = FxHashMap::default();
+        let names = &mut self.names;
         let (pids, devices) = (&mut self.pids, &mut self.devices);
         let mut times = TimeCheck::default();
         self.db.for_each_row(&sel, progress, |row| {
             let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
                 return Ok(());
             };
-            let label = sync_name(int(row, 5));
-            let name = *names.entry(label).or_insert_with(|| b.intern(label));
+            let name = names.sync(b, int(row, 5));
             let device = uint32(row, 2).unwrap_or(0);
             devices.insert(device);
-            if let Some(g) = int(row, 6) {
-                pids.insert(pid_of(g));
-            }
-            let track = b.track(TrackKey::Gpu {
-                device,
-                context: uint32(row, 3).unwrap_or(0),
-                stream: stream_id(row, 4),
-                lane: GpuLane::Annotations,
-            });
+            note_process(pids, int(row, 6));
+            let context = uint32(row, 3).unwrap_or(0);
+            let track = gpu_track(b, device, context, stream_id(row, 4), GpuLane::Annotations);
             b.push(track, start, dur, name, EventKind::GpuSync);
             Ok(())
         })?;
@@ -543,17 +465,11 @@ impl Reader<'_> {
                 }
             }
             let start = int(row, 0);
-            let end = if is_range {
-                match int(row, 2) {
-                    Some(e) => Some(e),
-                    None => {
-                        unterminated += 1;
-                        return Ok(());
-                    }
-                }
-            } else {
-                start
-            };
+            let end = if is_range { int(row, 2) } else { start };
+            if is_range && end.is_none() {
+                unterminated += 1;
+                return Ok(());
+            }
             let Some((start, dur)) = times.span(start, end) else {
                 return Ok(());
             };

@@ -5,15 +5,14 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{
-    CopyNames, Db, Strings, TimeCheck, add_missing_devices, blob, correlation, demangle, dim3, int,
-    memory_kind_cupti, name_tracks, stream_id, sync_name, thread_track, uint32, uint64, work_track,
+    ActivityNames, Db, Strings, TimeCheck, add_missing_devices, blob, copy_info, correlation,
+    demangle, gpu_track, int, kernel_info, memory_kind_cupti, memset_info, name_tracks,
+    select_copies, select_kernels, select_memsets, stream_id, thread_track, uint32, work_track,
 };
 use crate::builder::{ProfileBuilder, TrackId};
 use crate::cupti_cbid::{driver_api_name, runtime_api_name};
 use crate::import::{ImportError, Progress};
-use crate::model::{
-    ApiInfo, CopyInfo, CopyKind, Device, EventKind, Format, GpuLane, KernelInfo, TraceId, TrackKey,
-};
+use crate::model::{ApiInfo, CopyKind, Device, EventKind, Format, GpuLane, TraceId, TrackKey};
 use crate::strings::StrId;
 
 const CONCURRENT_KERNEL: &str = "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL";
@@ -63,7 +62,7 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
     let mut r = Reader {
         db,
         strings: Strings::new(db, "StringTable", "_id_")?,
-        copy_names: CopyNames::default(),
+        names: ActivityNames::default(),
         stream_names: FxHashMap::default(),
         thread_names: FxHashMap::default(),
         context_devices: FxHashMap::default(),
@@ -202,7 +201,7 @@ fn object_id(bytes: &[u8]) -> Option<(u32, u32, u32)> {
 struct Reader<'c> {
     db: &'c Db,
     strings: Strings<'c>,
-    copy_names: CopyNames,
+    names: ActivityNames,
     stream_names: FxHashMap<(u32, u32, u64), String>,
     thread_names: FxHashMap<(i64, i64), String>,
     context_devices: FxHashMap<u32, u32>,
@@ -338,23 +337,7 @@ impl Reader<'_> {
         names: &mut FxHashMap<i64, (StrId, Option<StrId>)>,
         progress: &Progress,
     ) -> Result<(), ImportError> {
-        let sel = self.db.select(
-            table,
-            &["start", "end", "deviceId", "streamId", "name"],
-            &[
-                "contextId",
-                "correlationId",
-                "gridX",
-                "gridY",
-                "gridZ",
-                "blockX",
-                "blockY",
-                "blockZ",
-                "registersPerThread",
-                "staticSharedMemory",
-                "dynamicSharedMemory",
-            ],
-        )?;
+        let sel = select_kernels(self.db, table, "name", &[])?;
         let db = self.db;
         let strings = &mut self.strings;
         let mut times = TimeCheck::default();
@@ -384,17 +367,7 @@ impl Reader<'_> {
             let track = *tracks
                 .entry((device, context, stream))
                 .or_insert_with(|| work_track(b, device, context, stream));
-            let info = KernelInfo {
-                grid: dim3(row, 7, 8, 9),
-                block: dim3(row, 10, 11, 12),
-                registers_per_thread: uint32(row, 13),
-                static_shared_bytes: uint64(row, 14),
-                dynamic_shared_bytes: uint64(row, 15),
-                correlation: correlation(row, 6),
-                mangled_name: mangled,
-                ..KernelInfo::default()
-            };
-            b.push_kernel(track, start, dur, name, info, SCOPE);
+            b.push_kernel(track, start, dur, name, kernel_info(row, mangled), SCOPE);
             Ok(())
         })?;
         times.report(b, table);
@@ -407,12 +380,8 @@ impl Reader<'_> {
         table: &'static str,
         progress: &Progress,
     ) -> Result<(), ImportError> {
-        let sel = self.db.select(
-            table,
-            &["start", "end", "deviceId", "streamId", "copyKind", "bytes"],
-            &["contextId", "correlationId", "srcKind", "dstKind"],
-        )?;
-        let names = &mut self.copy_names;
+        let sel = select_copies(self.db, table, &[])?;
+        let names = &mut self.names;
         let mut times = TimeCheck::default();
         let mut tracks: FxHashMap<(u32, u32, u64), TrackId> = FxHashMap::default();
         self.db.for_each_row(&sel, progress, |row| {
@@ -423,18 +392,11 @@ impl Reader<'_> {
             let stream = stream_id(row, 3);
             let context = uint32(row, 6).unwrap_or(0);
             let kind = CopyKind::from_cupti(int(row, 4).unwrap_or(0));
-            let name = names.get(b, kind);
+            let name = names.copy(b, kind);
             let track = *tracks
                 .entry((device, context, stream))
                 .or_insert_with(|| work_track(b, device, context, stream));
-            let info = CopyInfo {
-                kind,
-                bytes: uint64(row, 5),
-                src_kind: memory_kind_cupti(int(row, 8)),
-                dst_kind: memory_kind_cupti(int(row, 9)),
-                correlation: correlation(row, 7),
-                external_id: None,
-            };
+            let info = copy_info(row, kind, memory_kind_cupti);
             b.push_copy(track, start, dur, name, EventKind::Memcpy, info, SCOPE);
             Ok(())
         })?;
@@ -447,12 +409,8 @@ impl Reader<'_> {
         b: &mut ProfileBuilder,
         progress: &Progress,
     ) -> Result<(), ImportError> {
-        let sel = self.db.select(
-            MEMSET,
-            &["start", "end", "deviceId", "streamId", "bytes"],
-            &["contextId", "correlationId", "memoryKind"],
-        )?;
-        let name = self.copy_names.get(b, CopyKind::Memset);
+        let sel = select_memsets(self.db, MEMSET, "memoryKind", &[])?;
+        let name = self.names.copy(b, CopyKind::Memset);
         let mut times = TimeCheck::default();
         self.db.for_each_row(&sel, progress, |row| {
             let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
@@ -462,14 +420,7 @@ impl Reader<'_> {
             let stream = stream_id(row, 3);
             let context = uint32(row, 5).unwrap_or(0);
             let track = work_track(b, device, context, stream);
-            let info = CopyInfo {
-                kind: CopyKind::Memset,
-                bytes: uint64(row, 4),
-                src_kind: None,
-                dst_kind: memory_kind_cupti(int(row, 7)),
-                correlation: correlation(row, 6),
-                external_id: None,
-            };
+            let info = memset_info(row, memory_kind_cupti);
             b.push_copy(track, start, dur, name, EventKind::Memset, info, SCOPE);
             Ok(())
         })?;
@@ -490,6 +441,12 @@ impl Reader<'_> {
             &["start", "end", "cbid", "processId", "threadId"],
             &["correlationId"],
         )?;
+        let (api_name, family): (fn(u32) -> Option<&'static str>, &str) =
+            if kind == EventKind::Driver {
+                (driver_api_name, "driver")
+            } else {
+                (runtime_api_name, "runtime")
+            };
         let mut names: FxHashMap<u32, StrId> = FxHashMap::default();
         let mut unknown = 0u64;
         let mut times = TimeCheck::default();
@@ -503,23 +460,11 @@ impl Reader<'_> {
             // threadId is stored as a signed 32-bit value.
             let tid = int(row, 4).unwrap_or(0) & 0xFFFF_FFFF;
             pids.insert(pid);
-            let name = *names.entry(cbid).or_insert_with(|| {
-                let known = if kind == EventKind::Driver {
-                    driver_api_name(cbid)
-                } else {
-                    runtime_api_name(cbid)
-                };
-                match known {
-                    Some(n) => b.intern(n),
-                    None => {
-                        unknown += 1;
-                        let family = if kind == EventKind::Driver {
-                            "driver"
-                        } else {
-                            "runtime"
-                        };
-                        b.intern(&format!("CUDA {family} API cbid {cbid}"))
-                    }
+            let name = *names.entry(cbid).or_insert_with(|| match api_name(cbid) {
+                Some(n) => b.intern(n),
+                None => {
+                    unknown += 1;
+                    b.intern(&format!("CUDA {family} API cbid {cbid}"))
                 }
             });
             let track = *tracks
@@ -555,23 +500,17 @@ impl Reader<'_> {
             &["start", "end"],
             &["type", "contextId", "streamId"],
         )?;
-        let mut names: FxHashMap<&'static str, StrId> = FxHashMap::default();
+        let names = &mut self.names;
         let contexts = &self.context_devices;
         let mut times = TimeCheck::default();
         self.db.for_each_row(&sel, progress, |row| {
             let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
                 return Ok(());
             };
-            let label = sync_name(int(row, 2));
-            let name = *names.entry(label).or_insert_with(|| b.intern(label));
+            let name = names.sync(b, int(row, 2));
             let context = uint32(row, 3).unwrap_or(0);
             let device = contexts.get(&context).copied().unwrap_or(0);
-            let track = b.track(TrackKey::Gpu {
-                device,
-                context,
-                stream: stream_id(row, 4),
-                lane: GpuLane::Annotations,
-            });
+            let track = gpu_track(b, device, context, stream_id(row, 4), GpuLane::Annotations);
             b.push(track, start, dur, name, EventKind::GpuSync);
             Ok(())
         })?;
