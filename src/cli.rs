@@ -22,8 +22,17 @@ use crate::report;
 pub struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Profiles to open (prints their summary until the viewer lands).
+    /// Profiles to open in the viewer.
     files: Vec<PathBuf>,
+    /// Render the main view with FILE... loaded into this PNG, then exit (for docs and CI).
+    #[arg(long, value_name = "OUT.png")]
+    screenshot: Option<PathBuf>,
+    /// Window size for the viewer and for --screenshot.
+    #[arg(long, value_name = "WxH", value_parser = crate::gui::parse_size, default_value = "1600x900")]
+    size: [f32; 2],
+    /// Renderer: wgpu, or glow (OpenGL). By default wgpu, falling back to glow.
+    #[arg(long, value_enum)]
+    renderer: Option<crate::gui::RendererChoice>,
     #[command(flatten)]
     common: Common,
 }
@@ -82,17 +91,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             emit(&report::info(&profile, format)?)?;
         }
         None => {
-            if cli.files.is_empty() {
-                anyhow::bail!(
-                    "no profile given: try `warpscope summary FILE` or `warpscope --help`"
-                );
+            if cli.screenshot.is_some() && cli.files.is_empty() {
+                anyhow::bail!("--screenshot needs at least one profile to show");
             }
-            for file in &cli.files {
-                let profile = load(file, cli.common)?;
-                let summary =
-                    warpscope_core::analysis::summary_report(&profile, TimeRange::ALL, Some(20));
-                emit(&report::summary(&summary, OutputFormat::Table)?)?;
-            }
+            return crate::gui::run(&crate::gui::GuiOptions {
+                files: cli.files,
+                screenshot: cli.screenshot,
+                size: cli.size,
+                renderer: cli.renderer,
+            });
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -1,8 +1,4 @@
-//! warpscope: a fast viewer for GPU profiles. This binary is thin glue: the command line (clap)
-//! over `warpscope-core`; the GUI opens here once it lands.
-
-mod cli;
-mod report;
+//! warpscope: a fast viewer for GPU profiles. See the library (`warpscope::cli`, `warpscope::app`).
 
 use std::process::ExitCode;
 
@@ -23,8 +19,8 @@ fn main() -> ExitCode {
             .unwrap_or_default();
         eprintln!("warpscope: internal error: {msg}{at} (please report this)");
     }));
-    let args = cli::Cli::parse();
-    match cli::run(args) {
+    let args = warpscope::cli::Cli::parse();
+    match warpscope::cli::run(args) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("warpscope: error: {e:#}");

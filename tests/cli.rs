@@ -279,14 +279,26 @@ fn a_directory_is_not_a_profile() {
 }
 
 #[test]
-fn files_without_a_subcommand_print_their_summary() {
-    let o = warpscope(&["sample_profiles/alexnet_b16.pt.trace.json.gz"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stdout(&o).contains("GPU activities total: 7.2063ms"),
-        "{}",
-        stdout(&o)
+fn viewer_arguments_are_checked_before_a_window_opens() {
+    let o = warpscope(&["--screenshot", "/tmp/x.png"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o).trim(),
+        "warpscope: error: --screenshot needs at least one profile to show"
     );
+    let o = warpscope(&[
+        "--size",
+        "huge",
+        "sample_profiles/alexnet_b8.pt.trace.json.gz",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("expected WIDTHxHEIGHT"),
+        "{}",
+        stderr(&o)
+    );
+    let o = warpscope(&["--renderer", "vulkan", "x.json"]);
+    assert_eq!(o.status.code(), Some(2));
 }
 
 #[test]

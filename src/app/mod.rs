@@ -1,0 +1,468 @@
+//! The desktop app: tabs of open profiles, each with its timeline and tables; opening by
+//! command line, drag-and-drop, File → Open and the recent-files list; loading off the UI
+//! thread; errors shown in the window without closing anything that is open.
+
+mod loader;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex};
+
+use egui::{Align, Color32, Key, KeyboardShortcut, Layout, Modifiers, RichText};
+use warpscope_core::Profile;
+use warpscope_ui::Selection;
+use warpscope_ui::range_stats::range_stats_ui;
+use warpscope_ui::tables::{TablesState, tables_ui};
+use warpscope_ui::timeline::{TimelineState, timeline_ui};
+
+use loader::{Loaded, Loader};
+
+const RECENT_KEY: &str = "warpscope.recent_files";
+const RECENT_MAX: usize = 12;
+
+/// One open profile.
+pub struct Tab {
+    /// The profile.
+    pub profile: Arc<Profile>,
+    /// Timeline view state.
+    pub timeline: TimelineState,
+    /// Tables state.
+    pub tables: TablesState,
+    /// What is selected in this tab.
+    pub selection: Selection,
+}
+
+impl Tab {
+    fn new(profile: Profile) -> Self {
+        let timeline = TimelineState::new(&profile);
+        Self {
+            profile: Arc::new(profile),
+            timeline,
+            tables: TablesState::default(),
+            selection: Selection::default(),
+        }
+    }
+
+    /// The tab's title: the file name.
+    pub fn title(&self) -> String {
+        file_name(&self.profile.source.path)
+    }
+}
+
+/// Where `--screenshot` stands.
+pub struct ScreenshotPlan {
+    /// The PNG to write.
+    pub out: PathBuf,
+    /// Frames drawn since everything finished loading (layout settles over a few frames).
+    settled_frames: u32,
+    requested: bool,
+    /// Filled by the screenshot callback: `Ok` or the error text.
+    pub result: Arc<Mutex<Option<Result<(), String>>>>,
+}
+
+impl ScreenshotPlan {
+    /// A plan to write `out`.
+    pub fn new(out: PathBuf) -> Self {
+        Self {
+            out,
+            settled_frames: 0,
+            requested: false,
+            result: Arc::new(Mutex::new(None)),
+        }
+    }
+}
+
+/// The warpscope app.
+pub struct WarpscopeApp {
+    /// Open profiles.
+    pub tabs: Vec<Tab>,
+    /// Index of the tab shown.
+    pub active: usize,
+    /// Files that could not be opened, as messages naming the file and the problem.
+    pub errors: Vec<String>,
+    /// Recently opened files, newest first.
+    pub recent: Vec<PathBuf>,
+    loader: Loader,
+    dialog: Option<Receiver<Vec<PathBuf>>>,
+    screenshot: Option<ScreenshotPlan>,
+}
+
+impl WarpscopeApp {
+    /// Creates the app, restoring the recent-files list, and starts loading `files`.
+    pub fn new(
+        cc: &eframe::CreationContext<'_>,
+        files: Vec<PathBuf>,
+        screenshot: Option<ScreenshotPlan>,
+    ) -> Self {
+        let recent = cc
+            .storage
+            .and_then(|s| eframe::get_value::<Vec<PathBuf>>(s, RECENT_KEY))
+            .unwrap_or_default();
+        let mut app = Self {
+            tabs: Vec::new(),
+            active: 0,
+            errors: Vec::new(),
+            recent,
+            loader: Loader::default(),
+            dialog: None,
+            screenshot,
+        };
+        for f in files {
+            app.open(f, &cc.egui_ctx);
+        }
+        app
+    }
+
+    /// Starts loading a file; it becomes a tab when ready.
+    pub fn open(&mut self, path: PathBuf, ctx: &egui::Context) {
+        self.loader.open(path, ctx);
+    }
+
+    /// True while files are loading.
+    pub fn loading(&self) -> bool {
+        self.loader.busy()
+    }
+
+    fn remember(&mut self, path: &Path) {
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        self.recent.retain(|p| p != &path);
+        self.recent.insert(0, path);
+        self.recent.truncate(RECENT_MAX);
+    }
+
+    fn collect_loaded(&mut self) {
+        for result in self.loader.poll() {
+            match result {
+                Loaded::Done(path, profile) => {
+                    self.remember(&path);
+                    self.tabs.push(Tab::new(*profile));
+                    self.active = self.tabs.len() - 1;
+                }
+                Loaded::Failed(_, message) => self.errors.push(message),
+                Loaded::Cancelled(_) => {}
+            }
+        }
+    }
+
+    fn take_dropped_files(&mut self, ctx: &egui::Context) {
+        let dropped: Vec<PathBuf> = ctx.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .collect()
+        });
+        for path in dropped {
+            self.open(path, ctx);
+        }
+    }
+
+    fn open_dialog(&mut self, ctx: &egui::Context) {
+        if self.dialog.is_some() {
+            return;
+        }
+        let (tx, rx) = channel();
+        let ctx = ctx.clone();
+        // The native dialog blocks; run it on its own thread so the window keeps drawing.
+        let spawned = std::thread::Builder::new()
+            .name("warpscope-open-dialog".to_string())
+            .spawn(move || {
+                let files = rfd::FileDialog::new()
+                    .set_title("Open profiles")
+                    .add_filter(
+                        "Profiles",
+                        &["json", "gz", "csv", "txt", "log", "nvvp", "sqlite", "prof"],
+                    )
+                    .add_filter("All files", &["*"])
+                    .pick_files()
+                    .unwrap_or_default();
+                let _ = tx.send(files);
+                ctx.request_repaint();
+            });
+        match spawned {
+            Ok(_) => self.dialog = Some(rx),
+            Err(e) => self
+                .errors
+                .push(format!("cannot open the file dialog: {e}")),
+        }
+    }
+
+    fn poll_dialog(&mut self, ctx: &egui::Context) {
+        let Some(rx) = &self.dialog else { return };
+        if let Ok(files) = rx.try_recv() {
+            self.dialog = None;
+            for f in files {
+                self.open(f, ctx);
+            }
+        }
+    }
+
+    fn menu_bar_ui(&mut self, ui: &mut egui::Ui) {
+        egui::MenuBar::new().ui(ui, |ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("Open…").clicked() {
+                    self.open_dialog(ui.ctx());
+                    ui.close();
+                }
+                ui.menu_button("Open recent", |ui| {
+                    if self.recent.is_empty() {
+                        ui.label("No recent files");
+                    }
+                    let mut chosen = None;
+                    for path in &self.recent {
+                        if ui.button(path.display().to_string()).clicked() {
+                            chosen = Some(path.clone());
+                        }
+                    }
+                    if let Some(path) = chosen {
+                        self.open(path, ui.ctx());
+                        ui.close();
+                    }
+                });
+                ui.separator();
+                let can_close = !self.tabs.is_empty();
+                if ui
+                    .add_enabled(can_close, egui::Button::new("Close tab"))
+                    .clicked()
+                {
+                    self.close_tab(self.active);
+                    ui.close();
+                }
+                if ui.button("Quit").clicked() {
+                    ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
+                }
+            });
+            ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
+                ui.label(RichText::new("warpscope").weak());
+            });
+        });
+    }
+
+    fn close_tab(&mut self, index: usize) {
+        if index < self.tabs.len() {
+            self.tabs.remove(index);
+            self.active = self.active.min(self.tabs.len().saturating_sub(1));
+        }
+    }
+
+    fn tab_bar_ui(&mut self, ui: &mut egui::Ui) {
+        let mut close = None;
+        ui.horizontal_wrapped(|ui| {
+            for (i, tab) in self.tabs.iter().enumerate() {
+                let title = tab.title();
+                if ui.selectable_label(i == self.active, &title).clicked() {
+                    self.active = i;
+                }
+                if ui
+                    .small_button("✕")
+                    .on_hover_text(format!("Close {title}"))
+                    .clicked()
+                {
+                    close = Some(i);
+                }
+                ui.separator();
+            }
+        });
+        if let Some(i) = close {
+            self.close_tab(i);
+        }
+    }
+
+    fn loading_ui(&mut self, ui: &mut egui::Ui) {
+        for job in self.loader.jobs() {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.label(format!("Loading {}", file_name(&job.path)));
+                let fraction = job.progress.fraction().unwrap_or(0.0);
+                ui.add(
+                    egui::ProgressBar::new(fraction)
+                        .desired_width(240.0)
+                        .show_percentage(),
+                );
+                ui.label(format!("{:.1} s", job.started.elapsed().as_secs_f32()));
+                if ui.button("Cancel").clicked() {
+                    job.progress.cancel();
+                }
+            });
+        }
+    }
+
+    fn errors_ui(&mut self, ui: &mut egui::Ui) {
+        let mut dismiss = None;
+        for (i, message) in self.errors.iter().enumerate() {
+            ui.horizontal(|ui| {
+                ui.label(RichText::new("⚠").color(Color32::from_rgb(0xe0, 0x60, 0x40)));
+                ui.label(RichText::new(message).color(ui.visuals().warn_fg_color));
+                if ui.small_button("Dismiss").clicked() {
+                    dismiss = Some(i);
+                }
+            });
+        }
+        if let Some(i) = dismiss {
+            self.errors.remove(i);
+        }
+    }
+
+    fn welcome_ui(&mut self, ui: &mut egui::Ui) {
+        ui.vertical_centered(|ui| {
+            ui.add_space(ui.available_height() * 0.25);
+            ui.heading("Drop GPU profiles here");
+            ui.label(
+                "PyTorch profiler and Chrome traces (.json, .json.gz), nvprof CSV and text logs, \
+                 nvprof .nvvp, Nsight Systems SQLite exports",
+            );
+            ui.add_space(8.0);
+            if ui.button("Open…").clicked() {
+                self.open_dialog(ui.ctx());
+            }
+            if !self.recent.is_empty() {
+                ui.add_space(16.0);
+                ui.label(RichText::new("Recent").strong());
+                let mut chosen = None;
+                for path in &self.recent {
+                    if ui.link(path.display().to_string()).clicked() {
+                        chosen = Some(path.clone());
+                    }
+                }
+                if let Some(path) = chosen {
+                    self.open(path, ui.ctx());
+                }
+            }
+        });
+    }
+
+    fn profile_ui(tab: &mut Tab, ui: &mut egui::Ui) {
+        let profile = Arc::clone(&tab.profile);
+        egui::Panel::bottom("tables")
+            .resizable(true)
+            .default_size(ui.available_height() * 0.38)
+            .show(ui, |ui| {
+                range_stats_ui(ui, &profile, &mut tab.selection);
+                let response = tables_ui(ui, &profile, &mut tab.tables, &mut tab.selection);
+                if let Some(forward) = response.step {
+                    tab.timeline
+                        .step_to_occurrence(&profile, &mut tab.selection, forward);
+                }
+            });
+        egui::CentralPanel::default().show(ui, |ui| {
+            timeline_ui(ui, &profile, &mut tab.timeline, &mut tab.selection);
+        });
+    }
+
+    fn drop_overlay_ui(ctx: &egui::Context) {
+        let hovering = ctx.input(|i| i.raw.hovered_files.len());
+        if hovering == 0 {
+            return;
+        }
+        let screen = ctx.content_rect();
+        let painter = ctx.layer_painter(egui::LayerId::new(
+            egui::Order::Foreground,
+            egui::Id::unique("drop_overlay"),
+        ));
+        painter.rect_filled(screen, 0.0, Color32::from_black_alpha(160));
+        painter.text(
+            screen.center(),
+            egui::Align2::CENTER_CENTER,
+            format!(
+                "Drop to open {hovering} file{}",
+                if hovering == 1 { "" } else { "s" }
+            ),
+            egui::FontId::proportional(24.0),
+            Color32::WHITE,
+        );
+    }
+
+    fn screenshot_step(&mut self, ctx: &egui::Context) {
+        let Some(plan) = &mut self.screenshot else {
+            return;
+        };
+        if self.loader.busy() {
+            ctx.request_repaint();
+            return;
+        }
+        if let Ok(done) = plan.result.lock() {
+            if done.is_some() {
+                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+                return;
+            }
+        }
+        plan.settled_frames += 1;
+        ctx.request_repaint();
+        if plan.settled_frames < 4 || plan.requested {
+            return;
+        }
+        plan.requested = true;
+        let out = plan.out.clone();
+        let result = Arc::clone(&plan.result);
+        let repaint = ctx.clone();
+        ctx.request_screenshot(move |image| {
+            let saved = save_png(&out, &image);
+            if let Ok(mut slot) = result.lock() {
+                *slot = Some(saved);
+            }
+            repaint.request_repaint();
+        });
+    }
+}
+
+/// Writes an egui screenshot as PNG.
+fn save_png(path: &Path, image: &egui::ColorImage) -> Result<(), String> {
+    let [w, h] = image.size;
+    let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
+    let (Ok(w), Ok(h)) = (u32::try_from(w), u32::try_from(h)) else {
+        return Err("screenshot too large".to_string());
+    };
+    image::save_buffer(path, &bytes, w, h, image::ExtendedColorType::Rgba8)
+        .map_err(|e| format!("{}: cannot write the screenshot: {e}", path.display()))
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+impl eframe::App for WarpscopeApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        let ctx = ui.ctx().clone();
+        self.collect_loaded();
+        self.take_dropped_files(&ctx);
+        self.poll_dialog(&ctx);
+        if ctx.input_mut(|i| i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::O)))
+        {
+            self.open_dialog(&ctx);
+        }
+        if ctx.input_mut(|i| i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::W)))
+        {
+            self.close_tab(self.active);
+        }
+        if self.loader.busy() {
+            // Keep the progress bars moving.
+            ctx.request_repaint_after(std::time::Duration::from_millis(100));
+        }
+
+        egui::Panel::top("menu").show(ui, |ui| self.menu_bar_ui(ui));
+        if !self.tabs.is_empty() || self.loader.busy() || !self.errors.is_empty() {
+            egui::Panel::top("tabs").show(ui, |ui| {
+                self.errors_ui(ui);
+                self.loading_ui(ui);
+                if !self.tabs.is_empty() {
+                    self.tab_bar_ui(ui);
+                }
+            });
+        }
+        match self.tabs.get_mut(self.active) {
+            Some(tab) => Self::profile_ui(tab, ui),
+            None => {
+                egui::CentralPanel::default().show(ui, |ui| self.welcome_ui(ui));
+            }
+        }
+        Self::drop_overlay_ui(&ctx);
+        self.screenshot_step(&ctx);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, RECENT_KEY, &self.recent);
+    }
+}

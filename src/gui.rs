@@ -1,0 +1,120 @@
+//! Starting the window: wgpu by default, glow when wgpu cannot start (or when asked), and the
+//! `--screenshot` mode that renders the main view to a PNG and exits.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Result, anyhow};
+
+use crate::app::{ScreenshotPlan, WarpscopeApp};
+
+/// Which renderer draws the window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RendererChoice {
+    /// OpenGL (works everywhere, including Xvfb with Mesa).
+    Glow,
+    /// wgpu (Vulkan/Metal/DX12).
+    Wgpu,
+}
+
+/// How to open the window.
+pub struct GuiOptions {
+    /// Files to open at start.
+    pub files: Vec<PathBuf>,
+    /// Write a screenshot of the main view here once the files are loaded, then exit.
+    pub screenshot: Option<PathBuf>,
+    /// Window size in points.
+    pub size: [f32; 2],
+    /// Renderer; `None` tries wgpu and falls back to glow.
+    pub renderer: Option<RendererChoice>,
+}
+
+fn native_options(opts: &GuiOptions, renderer: eframe::Renderer) -> eframe::NativeOptions {
+    eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("warpscope")
+            .with_app_id("warpscope")
+            .with_inner_size(opts.size)
+            .with_min_inner_size([640.0, 400.0])
+            .with_drag_and_drop(true),
+        renderer,
+        // A screenshot must show the requested size, not a remembered one.
+        persist_window: opts.screenshot.is_none(),
+        ..eframe::NativeOptions::default()
+    }
+}
+
+fn run_with(
+    opts: &GuiOptions,
+    renderer: eframe::Renderer,
+) -> Result<Option<Result<(), String>>, eframe::Error> {
+    let plan = opts.screenshot.clone().map(ScreenshotPlan::new);
+    let result = plan.as_ref().map(|p| std::sync::Arc::clone(&p.result));
+    let files = opts.files.clone();
+    eframe::run_native(
+        "warpscope",
+        native_options(opts, renderer),
+        Box::new(move |cc| Ok(Box::new(WarpscopeApp::new(cc, files, plan)))),
+    )?;
+    Ok(result.and_then(|r| r.lock().ok().and_then(|mut slot| slot.take())))
+}
+
+/// Opens the window and runs until it closes.
+pub fn run(opts: &GuiOptions) -> Result<ExitCode> {
+    let outcome = match opts.renderer {
+        Some(RendererChoice::Glow) => run_with(opts, eframe::Renderer::Glow),
+        Some(RendererChoice::Wgpu) => run_with(opts, eframe::Renderer::Wgpu),
+        None => match run_with(opts, eframe::Renderer::Wgpu) {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                eprintln!("warpscope: wgpu could not start ({e}); using OpenGL (glow)");
+                run_with(opts, eframe::Renderer::Glow)
+            }
+        },
+    };
+    let screenshot = outcome.map_err(|e| anyhow!("cannot open the window: {e}"))?;
+    match (&opts.screenshot, screenshot) {
+        (None, _) => Ok(ExitCode::SUCCESS),
+        (Some(path), Some(Ok(()))) => {
+            eprintln!("warpscope: wrote {}", path.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        (Some(_), Some(Err(e))) => Err(anyhow!(e)),
+        (Some(path), None) => Err(anyhow!(
+            "{}: the window closed before the screenshot was taken",
+            path.display()
+        )),
+    }
+}
+
+/// Parses `1600x900`.
+pub fn parse_size(text: &str) -> Result<[f32; 2], String> {
+    let (w, h) = text
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("expected WIDTHxHEIGHT like 1600x900, got {text:?}"))?;
+    let parse = |s: &str| -> Result<f32, String> {
+        let v: u32 = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("not a size: {text:?}"))?;
+        if (200..=16384).contains(&v) {
+            #[allow(clippy::cast_precision_loss)]
+            Ok(v as f32)
+        } else {
+            Err(format!("size out of range (200 to 16384): {text:?}"))
+        }
+    };
+    Ok([parse(w)?, parse(h)?])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("1600x900"), Ok([1600.0, 900.0]));
+        assert!(parse_size("1600").is_err());
+        assert!(parse_size("10x10").is_err());
+    }
+}

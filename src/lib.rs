@@ -1,0 +1,7 @@
+//! The warpscope application: the command line and the desktop app, as a library so that the
+//! binary (`main.rs`) and the end-to-end tests drive the same code.
+
+pub mod app;
+pub mod cli;
+pub mod gui;
+mod report;
