@@ -598,9 +598,9 @@ pub fn tables_ui(
     let range = selection.range.unwrap_or(TimeRange::ALL);
     state.follow_selection(profile, selection);
 
+    state.refresh(profile, range);
     toolbar_ui(ui, state, selection, &mut response);
     state.refresh(profile, range);
-    summary_line_ui(ui, state);
     ui.add_space(2.0);
 
     if let Some(clicked) = table_ui(ui, state) {
@@ -660,6 +660,9 @@ fn toolbar_ui(
                 response.step = Some(true);
             }
         }
+        ui.with_layout(egui::Layout::right_to_left(Align::Center), |ui| {
+            summary_line_ui(ui, state);
+        });
     });
 }
 
@@ -691,6 +694,16 @@ fn triangle_button_ui(ui: &mut Ui, right: bool, name: &'static str) -> egui::Res
     resp.on_hover_text(hint)
 }
 
+/// A faint bar behind a percentage, as long as the share.
+fn percent_bar_ui(ui: &Ui, pct: f64) {
+    let rect = ui.max_rect().shrink2(egui::vec2(2.0, 3.0));
+    #[allow(clippy::cast_possible_truncation)]
+    let frac = (pct / 100.0).clamp(0.0, 1.0) as f32;
+    let bar = egui::Rect::from_min_size(rect.min, egui::vec2(rect.width() * frac, rect.height()));
+    let color = ui.visuals().selection.bg_fill.gamma_multiply(0.45);
+    ui.painter().rect_filled(bar, 2.0, color);
+}
+
 /// A small sort arrow, pointing down for descending order, at the right of `rect`.
 fn sort_arrow_ui(ui: &Ui, rect: egui::Rect, descending: bool, color: Color32) {
     let c = egui::pos2(rect.right() - 10.0, rect.center().y);
@@ -717,7 +730,7 @@ fn summary_line_ui(ui: &mut Ui, state: &TablesState) {
     if let Some((label, total_ns)) = table.total {
         text.push_str(&format!(" · {label} {}", format_duration_ns(total_ns)));
     }
-    ui.label(egui::RichText::new(text).small().weak());
+    ui.label(egui::RichText::new(text).weak());
 }
 
 /// Paints `text` in the cell, clipped with an ellipsis; returns true if it was clipped.
@@ -850,6 +863,9 @@ fn table_ui(ui: &mut Ui, state: &mut TablesState) -> Option<usize> {
                         } else {
                             (body_font.clone(), text_color)
                         };
+                        if let Cell::Percent(p) = cell {
+                            percent_bar_ui(ui, *p);
+                        }
                         let text = cell.text();
                         elided = cell_text_ui(ui, &text, font, color, numeric);
                     });
