@@ -405,6 +405,7 @@ struct ViewKey {
 
 /// What the tables remember between frames: the current table, the filter, each table's sort
 /// order, and the rows computed for the current profile and range.
+#[derive(Default)]
 pub struct TablesState {
     /// The table shown.
     pub kind: TableKind,
@@ -424,26 +425,6 @@ pub struct TablesState {
     scroll_pending: bool,
     rows_drawn: usize,
     computed: u64,
-}
-
-impl Default for TablesState {
-    fn default() -> Self {
-        Self {
-            kind: TableKind::default(),
-            filter: String::new(),
-            sort: [None; 5],
-            cache_key: None,
-            tables: [None, None, None, None, None],
-            generation: 0,
-            view: Vec::new(),
-            view_key: None,
-            selected_row: None,
-            seen_name: None,
-            scroll_pending: false,
-            rows_drawn: 0,
-            computed: 0,
-        }
-    }
 }
 
 impl TablesState {

@@ -1,6 +1,8 @@
 //! The ranked tables and the range header, driven with egui_kittest on real Kineto profiles from
 //! `sample_profiles/`: what a user reads in them, what clicking and typing do, and a snapshot.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly
+
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
