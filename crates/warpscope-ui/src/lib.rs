@@ -3,6 +3,8 @@
 //! be driven by the app, by egui_kittest tests and by benchmarks alike.
 
 pub mod colors;
+pub mod range_stats;
+pub mod tables;
 
 use warpscope_core::TimeRange;
 use warpscope_core::model::EventRef;

@@ -1,0 +1,897 @@
+//! The ranked tables of a profile: GPU activities (nvprof-style), kernels, copies by kind, API
+//! calls and CPU operators, over the selected time range. Sortable by any column, filtered by
+//! name, virtualised so thousands of rows cost only the visible ones per frame; clicking a row
+//! selects that name on the timeline, and a name selected on the timeline selects its row.
+
+use std::cmp::Ordering;
+
+use egui::{Align, Align2, Color32, FontId, Role, Sense, TextStyle, Ui, WidgetInfo};
+use egui_extras::{Column, TableBuilder};
+use warpscope_core::analysis::{self, ActivityKind, strip_version_suffix};
+use warpscope_core::strings::StrId;
+use warpscope_core::time::format_duration_ns;
+use warpscope_core::{Profile, TimeRange};
+
+use crate::Selection;
+
+/// Which of the five tables is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TableKind {
+    /// Kernels, copies and sets ranked together by total time, as nvprof prints them.
+    #[default]
+    GpuActivities,
+    /// Kernels only.
+    Kernels,
+    /// Copies and sets grouped by direction, with bytes and bandwidth.
+    Copies,
+    /// CUDA runtime and driver API calls.
+    ApiCalls,
+    /// Framework (PyTorch) operators with CPU and GPU time.
+    CpuOps,
+}
+
+impl TableKind {
+    /// The tables in tab order.
+    pub const ALL: [Self; 5] = [
+        Self::GpuActivities,
+        Self::Kernels,
+        Self::Copies,
+        Self::ApiCalls,
+        Self::CpuOps,
+    ];
+
+    /// The tab title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::GpuActivities => "GPU activities",
+            Self::Kernels => "Kernels",
+            Self::Copies => "Copies",
+            Self::ApiCalls => "API calls",
+            Self::CpuOps => "CPU operators",
+        }
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Self::GpuActivities => 0,
+            Self::Kernels => 1,
+            Self::Copies => 2,
+            Self::ApiCalls => 3,
+            Self::CpuOps => 4,
+        }
+    }
+}
+
+/// One value of a table cell; it knows how to print and how to compare itself.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    /// A duration in nanoseconds.
+    DurationNs(i64),
+    /// A duration that may be unknown (the median of recorded nvprof rows).
+    MaybeDurationNs(Option<i64>),
+    /// A count.
+    Count(u64),
+    /// A size in bytes, printed 1024-based like nvprof.
+    Bytes(u64),
+    /// A percentage.
+    Percent(f64),
+    /// A bandwidth in GB/s (10^9 bytes per second).
+    Gbps(f64),
+    /// Text (names, kinds).
+    Text(String),
+}
+
+impl Cell {
+    /// The cell as shown.
+    pub fn text(&self) -> String {
+        match self {
+            Self::DurationNs(ns) => format_duration_ns(*ns),
+            Self::MaybeDurationNs(Some(ns)) => format_duration_ns(*ns),
+            Self::MaybeDurationNs(None) => "–".to_string(),
+            Self::Count(n) => n.to_string(),
+            Self::Bytes(b) => format_bytes(*b),
+            Self::Percent(p) => format!("{p:.2}%"),
+            Self::Gbps(g) => format!("{g:.2} GB/s"),
+            Self::Text(s) => s.clone(),
+        }
+    }
+
+    /// True for numbers (right-aligned, monospace).
+    pub fn is_numeric(&self) -> bool {
+        !matches!(self, Self::Text(_))
+    }
+
+    fn compare(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (Self::DurationNs(a), Self::DurationNs(b)) => a.cmp(b),
+            (Self::MaybeDurationNs(a), Self::MaybeDurationNs(b)) => a.cmp(b),
+            (Self::Count(a) | Self::Bytes(a), Self::Count(b) | Self::Bytes(b)) => a.cmp(b),
+            (Self::Percent(a) | Self::Gbps(a), Self::Percent(b) | Self::Gbps(b)) => a.total_cmp(b),
+            (Self::Text(a), Self::Text(b)) => a.to_lowercase().cmp(&b.to_lowercase()),
+            _ => Ordering::Equal,
+        }
+    }
+}
+
+/// A byte count the way nvprof prints it: 1024-based units, 5 significant digits
+/// (`512B`, `4.0000KB`, `1.5000MB`, `12.000GB`).
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
+    if bytes < 1024 {
+        return format!("{bytes}B");
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let decimals = if value >= 100.0 {
+        2
+    } else if value >= 10.0 {
+        3
+    } else {
+        4
+    };
+    format!("{value:.decimals$}{}", UNITS[unit])
+}
+
+/// One column of a table.
+#[derive(Clone, Copy, Debug)]
+pub struct ColumnSpec {
+    /// Header text.
+    pub title: &'static str,
+    /// What the column holds, shown when hovering the header.
+    pub hint: &'static str,
+    /// Initial width in points; the name column takes the rest.
+    pub width: f32,
+}
+
+const fn col(title: &'static str, hint: &'static str, width: f32) -> ColumnSpec {
+    ColumnSpec { title, hint, width }
+}
+
+const ACTIVITY_COLUMNS: [ColumnSpec; 8] = [
+    col("Time(%)", "Share of the total time of the table", 72.0),
+    col("Time", "Summed duration", 86.0),
+    col("Calls", "Number of executions", 64.0),
+    col("Avg", "Mean duration", 86.0),
+    col("Min", "Shortest", 86.0),
+    col("Max", "Longest", 86.0),
+    col("Median", "Median duration", 86.0),
+    col("Name", "Kernel name, or the kind of copy or set", 0.0),
+];
+
+const COPY_COLUMNS: [ColumnSpec; 5] = [
+    col("Kind", "Direction of the copy, or set", 0.0),
+    col("Count", "Number of copies", 72.0),
+    col("Bytes", "Bytes moved (1024-based units)", 96.0),
+    col("Time", "Summed duration", 96.0),
+    col(
+        "Bandwidth",
+        "Bytes over summed duration, in GB/s (10^9 bytes/s)",
+        110.0,
+    ),
+];
+
+const API_COLUMNS: [ColumnSpec; 9] = [
+    col("Name", "API function", 0.0),
+    col("Kind", "CUDA runtime or driver API", 64.0),
+    col("Calls", "Number of calls", 64.0),
+    col("Total", "Summed duration", 86.0),
+    col("Avg", "Mean duration", 86.0),
+    col("Min", "Shortest", 86.0),
+    col("Max", "Longest", 86.0),
+    col("Median", "Median duration", 86.0),
+    col("Time(%)", "Share of all API time", 72.0),
+];
+
+const OP_COLUMNS: [ColumnSpec; 6] = [
+    col("Name", "Operator", 0.0),
+    col("Calls", "Number of calls", 64.0),
+    col("Self CPU", "CPU time in the operator itself", 92.0),
+    col("CPU total", "CPU time including nested operators", 92.0),
+    col(
+        "GPU self",
+        "GPU time of work launched by the operator itself",
+        92.0,
+    ),
+    col(
+        "GPU total",
+        "GPU time of work launched by it or nested operators",
+        92.0,
+    ),
+];
+
+/// One row of a table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// The name the filter matches and a click selects.
+    pub name: String,
+    /// The cells, one per column (the name column holds [`Cell::Text`]).
+    pub cells: Vec<Cell>,
+    name_lower: String,
+}
+
+impl Row {
+    /// A row; `cells` includes the name column.
+    pub fn new(name: String, cells: Vec<Cell>) -> Self {
+        let name_lower = name.to_lowercase();
+        Self {
+            name,
+            cells,
+            name_lower,
+        }
+    }
+}
+
+/// The rows of one table, as the analysis ranked them (longest total first).
+#[derive(Clone, Debug)]
+pub struct TableRows {
+    /// The columns.
+    pub columns: &'static [ColumnSpec],
+    /// Which column holds the name.
+    pub name_col: usize,
+    /// The rows.
+    pub rows: Vec<Row>,
+    /// True if a row's name can be selected on the timeline.
+    pub selects_names: bool,
+    /// The summed time of all rows and what it is called (`GPU time`), when it means something.
+    pub total: Option<(&'static str, i64)>,
+}
+
+impl TableRows {
+    /// The rows of `kind` over `range`, from [`warpscope_core::analysis`].
+    pub fn compute(profile: &Profile, kind: TableKind, range: TimeRange) -> Self {
+        match kind {
+            TableKind::GpuActivities | TableKind::Kernels => {
+                let mut rows = analysis::gpu_activities(profile, range);
+                let label = if kind == TableKind::Kernels {
+                    rows.retain(|r| r.kind == ActivityKind::Kernel);
+                    "kernel time"
+                } else {
+                    "GPU time"
+                };
+                let total_ns: i64 = rows.iter().map(|r| r.stats.total_ns).sum();
+                let rows = rows
+                    .into_iter()
+                    .map(|r| {
+                        let s = r.stats;
+                        #[allow(clippy::cast_precision_loss)]
+                        let pct = if kind == TableKind::Kernels && total_ns > 0 {
+                            s.total_ns as f64 * 100.0 / total_ns as f64
+                        } else {
+                            r.time_pct
+                        };
+                        let cells = vec![
+                            Cell::Percent(pct),
+                            Cell::DurationNs(s.total_ns),
+                            Cell::Count(s.calls),
+                            Cell::DurationNs(s.avg_ns),
+                            Cell::DurationNs(s.min_ns),
+                            Cell::DurationNs(s.max_ns),
+                            Cell::MaybeDurationNs(s.median_ns),
+                            Cell::Text(r.name.clone()),
+                        ];
+                        Row::new(r.name, cells)
+                    })
+                    .collect();
+                Self {
+                    columns: &ACTIVITY_COLUMNS,
+                    name_col: 7,
+                    rows,
+                    selects_names: true,
+                    total: Some((label, total_ns)),
+                }
+            }
+            TableKind::Copies => {
+                let rows = analysis::copies_by_kind(profile, range);
+                let total_ns = rows.iter().map(|r| r.total_ns).sum();
+                let rows = rows
+                    .into_iter()
+                    .map(|r| {
+                        let cells = vec![
+                            Cell::Text(r.kind.clone()),
+                            Cell::Count(r.calls),
+                            Cell::Bytes(r.bytes),
+                            Cell::DurationNs(r.total_ns),
+                            Cell::Gbps(r.gbps),
+                        ];
+                        Row::new(r.kind, cells)
+                    })
+                    .collect();
+                Self {
+                    columns: &COPY_COLUMNS,
+                    name_col: 0,
+                    rows,
+                    selects_names: false,
+                    total: Some(("copy time", total_ns)),
+                }
+            }
+            TableKind::ApiCalls => {
+                let rows = analysis::api_calls(profile, range);
+                let total_ns = rows.iter().map(|r| r.stats.total_ns).sum();
+                let rows = rows
+                    .into_iter()
+                    .map(|r| {
+                        let s = r.stats;
+                        let cells = vec![
+                            Cell::Text(r.name.clone()),
+                            Cell::Text(r.kind.as_str().to_string()),
+                            Cell::Count(s.calls),
+                            Cell::DurationNs(s.total_ns),
+                            Cell::DurationNs(s.avg_ns),
+                            Cell::DurationNs(s.min_ns),
+                            Cell::DurationNs(s.max_ns),
+                            Cell::MaybeDurationNs(s.median_ns),
+                            Cell::Percent(r.time_pct),
+                        ];
+                        Row::new(r.name, cells)
+                    })
+                    .collect();
+                Self {
+                    columns: &API_COLUMNS,
+                    name_col: 0,
+                    rows,
+                    selects_names: true,
+                    total: Some(("API time", total_ns)),
+                }
+            }
+            TableKind::CpuOps => {
+                let rows = analysis::cpu_ops(profile, range)
+                    .into_iter()
+                    .map(|r| {
+                        let cells = vec![
+                            Cell::Text(r.name.clone()),
+                            Cell::Count(r.calls),
+                            Cell::DurationNs(r.self_ns),
+                            Cell::DurationNs(r.total_ns),
+                            Cell::DurationNs(r.gpu_self_ns),
+                            Cell::DurationNs(r.gpu_ns),
+                        ];
+                        Row::new(r.name, cells)
+                    })
+                    .collect();
+                Self {
+                    columns: &OP_COLUMNS,
+                    name_col: 0,
+                    rows,
+                    selects_names: true,
+                    total: None,
+                }
+            }
+        }
+    }
+}
+
+/// Which column the rows are sorted by; `None` keeps the analysis ranking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SortBy {
+    col: usize,
+    descending: bool,
+}
+
+/// What the cached rows were computed for: the profile (by address and size, so another
+/// profile at the same address is still told apart) and the range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct CacheKey {
+    profile_addr: usize,
+    events: usize,
+    strings: usize,
+    range: TimeRange,
+}
+
+impl CacheKey {
+    fn of(profile: &Profile, range: TimeRange) -> Self {
+        Self {
+            profile_addr: std::ptr::from_ref(profile) as usize,
+            events: profile.event_count(),
+            strings: profile.strings.len(),
+            range,
+        }
+    }
+}
+
+/// The visible rows (indices into [`TableRows::rows`], filtered and sorted) and what they were
+/// made from.
+#[derive(Clone, Debug, PartialEq)]
+struct ViewKey {
+    kind: TableKind,
+    filter: String,
+    sort: Option<SortBy>,
+    generation: u64,
+}
+
+/// What the tables remember between frames: the current table, the filter, each table's sort
+/// order, and the rows computed for the current profile and range.
+#[derive(Default)]
+pub struct TablesState {
+    /// The table shown.
+    pub kind: TableKind,
+    /// The filter text (case-insensitive substring of the name).
+    pub filter: String,
+    sort: [Option<SortBy>; 5],
+    cache_key: Option<CacheKey>,
+    tables: [Option<TableRows>; 5],
+    generation: u64,
+    view: Vec<usize>,
+    view_key: Option<ViewKey>,
+    /// The name of the highlighted row.
+    selected_row: Option<String>,
+    /// `selection.name` as last seen, to notice when the timeline changes it.
+    seen_name: Option<StrId>,
+    /// Set when the highlighted row must be scrolled into view.
+    scroll_pending: bool,
+    rows_drawn: usize,
+    computed: u64,
+}
+
+impl TablesState {
+    /// A state showing `kind`.
+    pub fn new(kind: TableKind) -> Self {
+        Self {
+            kind,
+            ..Self::default()
+        }
+    }
+
+    /// How many rows the last frame laid out (the visible ones, not all of them).
+    pub fn rows_drawn(&self) -> usize {
+        self.rows_drawn
+    }
+
+    /// How many times a table's rows were computed from the profile (they are cached per
+    /// profile and range).
+    pub fn computations(&self) -> u64 {
+        self.computed
+    }
+
+    /// The name of the highlighted row, if any.
+    pub fn selected_row(&self) -> Option<&str> {
+        self.selected_row.as_deref()
+    }
+
+    /// The rows of the current table in display order (filtered and sorted), once
+    /// [`tables_ui`] has run.
+    pub fn visible_rows(&self) -> Vec<&Row> {
+        let Some(table) = &self.tables[self.kind.index()] else {
+            return Vec::new();
+        };
+        self.view
+            .iter()
+            .filter_map(|&i| table.rows.get(i))
+            .collect()
+    }
+
+    /// Makes sure the rows of the current table are those of `profile` over `range`.
+    fn refresh(&mut self, profile: &Profile, range: TimeRange) {
+        let key = CacheKey::of(profile, range);
+        if self.cache_key != Some(key) {
+            self.cache_key = Some(key);
+            self.tables = [None, None, None, None, None];
+            self.generation += 1;
+        }
+        let slot = &mut self.tables[self.kind.index()];
+        if slot.is_none() {
+            *slot = Some(TableRows::compute(profile, self.kind, range));
+            self.computed += 1;
+            self.generation += 1;
+        }
+        let view_key = ViewKey {
+            kind: self.kind,
+            filter: self.filter.clone(),
+            sort: self.sort[self.kind.index()],
+            generation: self.generation,
+        };
+        if self.view_key.as_ref() != Some(&view_key) {
+            self.rebuild_view(&view_key);
+            self.view_key = Some(view_key);
+        }
+    }
+
+    fn rebuild_view(&mut self, key: &ViewKey) {
+        self.view.clear();
+        let Some(table) = &self.tables[key.kind.index()] else {
+            return;
+        };
+        let needle = key.filter.trim().to_lowercase();
+        self.view.extend(
+            table
+                .rows
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| needle.is_empty() || r.name_lower.contains(&needle))
+                .map(|(i, _)| i),
+        );
+        if let Some(sort) = key.sort {
+            let rows = &table.rows;
+            self.view.sort_by(|&a, &b| {
+                let o = match (rows[a].cells.get(sort.col), rows[b].cells.get(sort.col)) {
+                    (Some(x), Some(y)) => x.compare(y),
+                    _ => Ordering::Equal,
+                };
+                let o = if sort.descending { o.reverse() } else { o };
+                // Ties keep the analysis ranking.
+                o.then(a.cmp(&b))
+            });
+        }
+    }
+
+    /// Clicking a header: sort by that column, or reverse if it already is.
+    fn click_header(&mut self, col: usize, numeric: bool) {
+        let slot = &mut self.sort[self.kind.index()];
+        *slot = Some(match *slot {
+            Some(s) if s.col == col => SortBy {
+                col,
+                descending: !s.descending,
+            },
+            // Numbers start largest first, text A to Z.
+            _ => SortBy {
+                col,
+                descending: numeric,
+            },
+        });
+    }
+
+    /// Follows `selection.name` when something else (the timeline) changed it.
+    fn follow_selection(&mut self, profile: &Profile, selection: &Selection) {
+        if selection.name == self.seen_name {
+            return;
+        }
+        self.seen_name = selection.name;
+        match selection.name {
+            Some(id) => {
+                self.selected_row = Some(profile.str(id).to_string());
+                self.scroll_pending = true;
+            }
+            None => self.selected_row = None,
+        }
+    }
+
+    fn row_is_selected(&self, row: &Row) -> bool {
+        self.selected_row
+            .as_deref()
+            .is_some_and(|s| s == row.name || strip_version_suffix(s) == row.name)
+    }
+}
+
+/// What happened in the tables this frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TablesResponse {
+    /// A row was clicked: the name to highlight on the timeline (also written to
+    /// `selection.name`).
+    pub clicked_name: Option<StrId>,
+    /// The user asked to step to the next (true) or previous (false) occurrence of the
+    /// selected name.
+    pub step: Option<bool>,
+}
+
+/// Draws the table tabs, the filter bar and the current table over `selection.range` (the whole
+/// run when none). Rows are computed only when the profile or range changes.
+pub fn tables_ui(
+    ui: &mut Ui,
+    profile: &Profile,
+    state: &mut TablesState,
+    selection: &mut Selection,
+) -> TablesResponse {
+    let mut response = TablesResponse::default();
+    let range = selection.range.unwrap_or(TimeRange::ALL);
+    state.follow_selection(profile, selection);
+
+    state.refresh(profile, range);
+    toolbar_ui(ui, state, selection, &mut response);
+    state.refresh(profile, range);
+    ui.add_space(2.0);
+
+    if let Some(clicked) = table_ui(ui, state) {
+        let Some(table) = &state.tables[state.kind.index()] else {
+            return response;
+        };
+        let Some(row) = table.rows.get(clicked) else {
+            return response;
+        };
+        let id = if table.selects_names {
+            profile.strings.find(&row.name)
+        } else {
+            None
+        };
+        state.selected_row = Some(row.name.clone());
+        state.seen_name = id;
+        selection.name = id;
+        response.clicked_name = id;
+    }
+    response
+}
+
+/// Tabs, filter box and step buttons.
+fn toolbar_ui(
+    ui: &mut Ui,
+    state: &mut TablesState,
+    selection: &Selection,
+    response: &mut TablesResponse,
+) {
+    ui.horizontal(|ui| {
+        for kind in TableKind::ALL {
+            if ui
+                .selectable_label(state.kind == kind, kind.title())
+                .clicked()
+            {
+                state.kind = kind;
+                state.scroll_pending = state.selected_row.is_some();
+            }
+        }
+        ui.separator();
+        let filter = egui::TextEdit::singleline(&mut state.filter)
+            .hint_text("Filter by name")
+            .desired_width(220.0);
+        ui.add(filter);
+        if !state.filter.is_empty() {
+            let clear = ui.small_button("×").on_hover_text("Clear the filter");
+            clear.widget_info(|| WidgetInfo::labeled(Role::Button, true, "clear filter"));
+            if clear.clicked() {
+                state.filter.clear();
+            }
+        }
+        if selection.name.is_some() {
+            if triangle_button_ui(ui, false, "previous occurrence").clicked() {
+                response.step = Some(false);
+            }
+            if triangle_button_ui(ui, true, "next occurrence").clicked() {
+                response.step = Some(true);
+            }
+        }
+        ui.with_layout(egui::Layout::right_to_left(Align::Center), |ui| {
+            summary_line_ui(ui, state);
+        });
+    });
+}
+
+/// A small button showing ◀ or ▶ (painted, so no font needs the glyph), named `name` for
+/// assistive technology and tests.
+fn triangle_button_ui(ui: &mut Ui, right: bool, name: &'static str) -> egui::Response {
+    let size = egui::vec2(ui.spacing().interact_size.y, ui.spacing().interact_size.y);
+    let resp = ui.add_sized(size, egui::Button::new(""));
+    let color = ui.style().interact(&resp).fg_stroke.color;
+    let c = resp.rect.center();
+    let h = size.y * 0.22;
+    let (tip, back) = if right { (h, -h) } else { (-h, h) };
+    let points = vec![
+        egui::pos2(c.x + tip, c.y),
+        egui::pos2(c.x + back, c.y - h),
+        egui::pos2(c.x + back, c.y + h),
+    ];
+    ui.painter().add(egui::Shape::convex_polygon(
+        points,
+        color,
+        egui::Stroke::NONE,
+    ));
+    resp.widget_info(|| WidgetInfo::labeled(Role::Button, true, name));
+    let hint = if right {
+        "Next occurrence on the timeline"
+    } else {
+        "Previous occurrence on the timeline"
+    };
+    resp.on_hover_text(hint)
+}
+
+/// A faint bar behind a percentage, as long as the share.
+fn percent_bar_ui(ui: &Ui, pct: f64) {
+    let rect = ui.max_rect().shrink2(egui::vec2(2.0, 3.0));
+    #[allow(clippy::cast_possible_truncation)]
+    let frac = (pct / 100.0).clamp(0.0, 1.0) as f32;
+    let bar = egui::Rect::from_min_size(rect.min, egui::vec2(rect.width() * frac, rect.height()));
+    let color = ui.visuals().selection.bg_fill.gamma_multiply(0.45);
+    ui.painter().rect_filled(bar, 2.0, color);
+}
+
+/// A small sort arrow, pointing down for descending order, at the right of `rect`.
+fn sort_arrow_ui(ui: &Ui, rect: egui::Rect, descending: bool, color: Color32) {
+    let c = egui::pos2(rect.right() - 10.0, rect.center().y);
+    let h = 3.5;
+    let (tip, back) = if descending { (h, -h) } else { (-h, h) };
+    let points = vec![
+        egui::pos2(c.x, c.y + tip),
+        egui::pos2(c.x - h * 1.2, c.y + back),
+        egui::pos2(c.x + h * 1.2, c.y + back),
+    ];
+    ui.painter().add(egui::Shape::convex_polygon(
+        points,
+        color,
+        egui::Stroke::NONE,
+    ));
+}
+
+/// "N of M rows · GPU time 12.345ms".
+fn summary_line_ui(ui: &mut Ui, state: &TablesState) {
+    let Some(table) = &state.tables[state.kind.index()] else {
+        return;
+    };
+    let mut text = format!("{} of {} rows", state.view.len(), table.rows.len());
+    if let Some((label, total_ns)) = table.total {
+        text.push_str(&format!(" · {label} {}", format_duration_ns(total_ns)));
+    }
+    ui.label(egui::RichText::new(text).weak());
+}
+
+/// Paints `text` in the cell, clipped with an ellipsis; returns true if it was clipped.
+fn cell_text_ui(ui: &Ui, text: &str, font: FontId, color: Color32, right: bool) -> bool {
+    let rect = ui.max_rect().shrink2(egui::vec2(6.0, 0.0));
+    let mut job = egui::text::LayoutJob::simple_singleline(text.to_owned(), font, color);
+    job.wrap = egui::text::TextWrapping::truncate_at_width(rect.width().max(1.0));
+    let galley = ui.fonts_mut(|f| f.layout_job(job));
+    let elided = galley.elided;
+    let (x, align) = if right {
+        (rect.right(), Align2::RIGHT_CENTER)
+    } else {
+        (rect.left(), Align2::LEFT_CENTER)
+    };
+    let pos = align
+        .align_size_within_rect(
+            galley.size(),
+            egui::Rect::from_x_y_ranges(x..=x, rect.y_range()),
+        )
+        .min;
+    ui.painter().galley(pos, galley, color);
+    elided
+}
+
+/// The table itself; returns the index (into the table's rows) of a clicked row.
+fn table_ui(ui: &mut Ui, state: &mut TablesState) -> Option<usize> {
+    let kind = state.kind;
+    let table = state.tables[kind.index()].as_ref()?;
+    let columns = table.columns;
+    let name_col = table.name_col;
+    let sort = state.sort[kind.index()];
+    let mono = TextStyle::Monospace.resolve(ui.style());
+    let body_font = TextStyle::Body.resolve(ui.style());
+    let row_height = ui.text_style_height(&TextStyle::Body).max(mono.size) + 6.0;
+    let text_color = ui.visuals().text_color();
+    let strong_color = ui.visuals().strong_text_color();
+
+    let scroll_to = if state.scroll_pending {
+        state.scroll_pending = false;
+        state
+            .view
+            .iter()
+            .position(|&i| table.rows.get(i).is_some_and(|r| state.row_is_selected(r)))
+    } else {
+        None
+    };
+
+    let mut builder = TableBuilder::new(ui)
+        .id_salt(("warpscope-table", kind.index()))
+        .striped(true)
+        .resizable(true)
+        .sense(Sense::click())
+        .cell_layout(egui::Layout::left_to_right(Align::Center))
+        .min_scrolled_height(0.0)
+        .auto_shrink([false, false]);
+    for (i, c) in columns.iter().enumerate() {
+        let column = if i == name_col {
+            if name_col + 1 == columns.len() {
+                Column::remainder().at_least(160.0).clip(true)
+            } else {
+                Column::initial(420.0).at_least(120.0).clip(true)
+            }
+        } else {
+            Column::initial(c.width).at_least(40.0).clip(true)
+        };
+        builder = builder.column(column);
+    }
+    if let Some(row) = scroll_to {
+        builder = builder.scroll_to_row(row, Some(Align::Center));
+    }
+
+    let mut header_clicked = None;
+    let mut clicked = None;
+    let mut drawn = 0usize;
+    let view = &state.view;
+    let numeric_cols: Vec<bool> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            table
+                .rows
+                .first()
+                .and_then(|r| r.cells.get(i))
+                .is_some_and(Cell::is_numeric)
+        })
+        .collect();
+
+    builder
+        .header(row_height + 2.0, |mut header| {
+            for (i, c) in columns.iter().enumerate() {
+                let numeric = numeric_cols.get(i).copied().unwrap_or(false);
+                let (_, resp) = header.col(|ui| {
+                    let mut rect = ui.max_rect();
+                    if let Some(s) = sort.filter(|s| s.col == i) {
+                        sort_arrow_ui(ui, rect, s.descending, strong_color);
+                        rect.max.x -= 14.0;
+                    }
+                    let mut child = ui.new_child(egui::UiBuilder::new().max_rect(rect));
+                    child.set_clip_rect(rect.intersect(ui.clip_rect()));
+                    cell_text_ui(&child, c.title, body_font.clone(), strong_color, numeric);
+                });
+                let name = match sort {
+                    Some(s) if s.col == i && s.descending => format!("{} (descending)", c.title),
+                    Some(s) if s.col == i => format!("{} (ascending)", c.title),
+                    _ => c.title.to_string(),
+                };
+                resp.widget_info(|| WidgetInfo::labeled(Role::Button, true, &name));
+                if resp.on_hover_text(c.hint).clicked() {
+                    header_clicked = Some((i, numeric));
+                }
+            }
+        })
+        .body(|body| {
+            body.rows(row_height, view.len(), |mut row| {
+                drawn += 1;
+                let Some(&ri) = view.get(row.index()) else {
+                    return;
+                };
+                let Some(data) = table.rows.get(ri) else {
+                    return;
+                };
+                let selected = state.row_is_selected(data);
+                row.set_selected(selected);
+                for (ci, cell) in data.cells.iter().enumerate() {
+                    let numeric = cell.is_numeric();
+                    let mut elided = false;
+                    let (_, resp) = row.col(|ui| {
+                        let (font, color) = if numeric {
+                            (mono.clone(), text_color)
+                        } else {
+                            (body_font.clone(), text_color)
+                        };
+                        if let Cell::Percent(p) = cell {
+                            percent_bar_ui(ui, *p);
+                        }
+                        let text = cell.text();
+                        elided = cell_text_ui(ui, &text, font, color, numeric);
+                    });
+                    if ci == name_col {
+                        resp.widget_info(|| {
+                            WidgetInfo::selected(Role::Cell, true, selected, &data.name)
+                        });
+                    } else {
+                        let title = columns.get(ci).map_or("", |c| c.title);
+                        resp.widget_info(|| {
+                            WidgetInfo::labeled(
+                                Role::Cell,
+                                true,
+                                format!("{title} {}", cell.text()),
+                            )
+                        });
+                    }
+                    let resp = if elided {
+                        resp.on_hover_text(cell.text())
+                    } else {
+                        resp
+                    };
+                    if resp.clicked() {
+                        clicked = Some(ri);
+                    }
+                }
+            });
+        });
+
+    state.rows_drawn = drawn;
+    if let Some((col, numeric)) = header_clicked {
+        state.click_header(col, numeric);
+    }
+    clicked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_print_like_nvprof() {
+        assert_eq!(format_bytes(512), "512B");
+        assert_eq!(format_bytes(4096), "4.0000KB");
+        assert_eq!(format_bytes(1536 * 1024), "1.5000MB");
+        assert_eq!(format_bytes(12 * 1024 * 1024 * 1024), "12.000GB");
+    }
+}
