@@ -3,6 +3,7 @@
 //! be driven by the app, by egui_kittest tests and by benchmarks alike.
 
 pub mod colors;
+pub mod timeline;
 
 use warpscope_core::TimeRange;
 use warpscope_core::model::EventRef;
