@@ -5,6 +5,7 @@
 pub mod colors;
 pub mod range_stats;
 pub mod tables;
+pub mod timeline;
 
 use warpscope_core::TimeRange;
 use warpscope_core::model::EventRef;

@@ -1,0 +1,180 @@
+//! CPU time per frame of the timeline: `egui::Context::run_ui` with `timeline_ui` at 1920x1080,
+//! zoomed out to the whole run and zoomed in to 10 µs in the middle, on the 466k-event
+//! resnet50_b32_60steps trace and on a 10× larger profile built from it. Tessellation is timed
+//! separately. Run with `cargo bench -p warpscope-ui --bench frame`.
+
+use std::path::Path;
+use std::time::Instant;
+
+use warpscope_core::model::{EventKind, TrackKey};
+use warpscope_core::{Profile, ProfileBuilder, Progress, TimeRange, import_file};
+use warpscope_ui::Selection;
+use warpscope_ui::timeline::{TimelineState, timeline_ui};
+
+const SAMPLE: &str = "/work/shared/samples/kineto-h100/resnet50_b32_60steps.pt.trace.json.gz";
+const FRAMES: usize = 50;
+
+fn main() {
+    if !Path::new(SAMPLE).exists() {
+        println!("skipped: {SAMPLE} is absent");
+        return;
+    }
+    let t = Instant::now();
+    let profile = match import_file(Path::new(SAMPLE), &Progress::new()) {
+        Ok(p) => p,
+        Err(e) => {
+            println!("skipped: cannot read {SAMPLE}: {e}");
+            return;
+        }
+    };
+    println!(
+        "loaded {} events on {} tracks in {:.1} s",
+        profile.event_count(),
+        profile.tracks.len(),
+        t.elapsed().as_secs_f64()
+    );
+    measure("466k", &profile);
+    let t = Instant::now();
+    let big = replicate(&profile, 10);
+    println!(
+        "built a 10x profile: {} events in {:.1} s",
+        big.event_count(),
+        t.elapsed().as_secs_f64()
+    );
+    drop(profile);
+    measure("10x", &big);
+    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
+        println!("loadavg: {}", load.trim());
+    }
+}
+
+/// Frames of the whole run and of 10 µs in the middle; prints median and p95 of the UI pass
+/// and of tessellation.
+fn measure(label: &str, profile: &Profile) {
+    let ctx = egui::Context::default();
+    let mut state = TimelineState::new(profile);
+    let mut selection = Selection::default();
+    let whole = state.visible_range();
+    let mid = whole.start_ns + whole.duration_ns() / 2;
+    let t = Instant::now();
+    let _ = run_frame(&ctx, profile, &mut state, &mut selection); // builds the caches
+    println!("{label}: first frame (builds caches) {:.1} ms", ms(t));
+    for (name, range) in [
+        ("whole run", whole),
+        ("10 µs", TimeRange::new(mid - 5_000, mid + 5_000)),
+    ] {
+        let mut ui_ms = Vec::new();
+        let mut tess_ms = Vec::new();
+        let mut shapes = 0;
+        for _ in 0..FRAMES {
+            state.set_visible_range(range);
+            let t = Instant::now();
+            let out = run_frame(&ctx, profile, &mut state, &mut selection);
+            ui_ms.push(ms(t));
+            shapes = out.shapes.len();
+            let t = Instant::now();
+            let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
+            tess_ms.push(ms(t));
+            drop(prims);
+        }
+        println!(
+            "{label} {name:>9}: ui median {:.2} ms, p95 {:.2} ms | tessellation median {:.2} ms, p95 {:.2} ms | {shapes} shapes",
+            pct(&mut ui_ms, 0.5),
+            pct(&mut ui_ms, 0.95),
+            pct(&mut tess_ms, 0.5),
+            pct(&mut tess_ms, 0.95),
+        );
+    }
+}
+
+fn run_frame(
+    ctx: &egui::Context,
+    profile: &Profile,
+    state: &mut TimelineState,
+    selection: &mut Selection,
+) -> egui::FullOutput {
+    let input = egui::RawInput {
+        screen_rect: Some(egui::Rect::from_min_size(
+            egui::Pos2::ZERO,
+            egui::vec2(1920.0, 1080.0),
+        )),
+        ..egui::RawInput::default()
+    };
+    ctx.run_ui(input, |ui| {
+        let _ = timeline_ui(ui, profile, state, selection);
+    })
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn pct(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    let i = ((v.len() - 1) as f64 * q).round() as usize;
+    v[i]
+}
+
+/// A profile with every track's events repeated `times` times, each copy shifted by the run's
+/// span, built through `ProfileBuilder` (kernels, copies and API calls keep their details).
+fn replicate(p: &Profile, times: i64) -> Profile {
+    let mut b = ProfileBuilder::new(p.source.path.clone(), p.source.format);
+    b.devices = p.devices.clone();
+    b.process_names = p.process_names.clone();
+    b.origin_raw_ns = Some(0);
+    let (s, e) = p.span_ns().unwrap_or((0, 1));
+    let period = e - s + 1_000;
+    for track in &p.tracks {
+        let key = match track.key {
+            TrackKey::Async { pid, name } => TrackKey::Async {
+                pid,
+                name: b.intern(p.str(name)),
+            },
+            TrackKey::Thread { pid, tid } => {
+                let re = |id| match id {
+                    warpscope_core::model::TraceId::Name(s) => {
+                        warpscope_core::model::TraceId::Name(b.intern(p.str(s)))
+                    }
+                    other => other,
+                };
+                let pid = re(pid);
+                let tid = re(tid);
+                TrackKey::Thread { pid, tid }
+            }
+            gpu => gpu,
+        };
+        let id = b.track(key);
+        b.track_mut(id).name = track.name.clone();
+        b.track_mut(id).sort_index = track.sort_index;
+        let ev = &track.events;
+        let names: Vec<_> = ev.name.iter().map(|&n| b.intern(p.str(n))).collect();
+        for k in 0..times {
+            let off = k * period;
+            for i in 0..ev.len() {
+                let (start, dur, name, kind) =
+                    (ev.start_ns[i] + off, ev.dur_ns[i], names[i], ev.kind[i]);
+                match kind {
+                    EventKind::Kernel => {
+                        let info = p.kernel_info(track, i).cloned().unwrap_or_default();
+                        b.push_kernel(id, start, dur, name, info, 0);
+                    }
+                    EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory
+                        if p.copy_info(track, i).is_some() =>
+                    {
+                        let info = p.copy_info(track, i).cloned();
+                        if let Some(info) = info {
+                            b.push_copy(id, start, dur, name, kind, info, 0);
+                        }
+                    }
+                    _ => b.push(id, start, dur, name, kind),
+                }
+            }
+        }
+    }
+    b.finish()
+}
