@@ -7,8 +7,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use warpscope::app::WarpscopeApp;
+use warpscope_core::TimeRange;
+use warpscope_core::analysis;
+use warpscope_core::time::format_duration_ns;
+use warpscope_ui::tables::Cell;
 
 fn sample(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -64,7 +68,8 @@ fn a_dropped_profile_opens_in_a_tab_with_its_top_kernel_in_the_table() {
     assert_eq!(h.state().tabs[0].title(), "alexnet_b8.pt.trace.json.gz");
     // The top GPU activity of this run is the optimizer's multi-tensor add kernel (1.0611 ms).
     assert!(
-        h.query_by_label_contains("multi_tensor_apply_kernel")
+        h.query_all_by_label_contains("multi_tensor_apply_kernel")
+            .next()
             .is_some(),
         "top kernel not shown"
     );
@@ -83,9 +88,7 @@ fn several_files_open_as_tabs_and_a_broken_one_shows_its_error_without_closing_t
     ]);
     settle(&mut h);
     assert_eq!(h.state().tabs.len(), 2);
-    h.input_mut()
-        .dropped_files
-        .push(Arc::new(Dropped(broken.clone())));
+    h.input_mut().dropped_files.push(Arc::new(Dropped(broken)));
     settle(&mut h);
     assert_eq!(h.state().tabs.len(), 2, "the open tabs stay");
     assert_eq!(h.state().errors.len(), 1);
@@ -105,4 +108,141 @@ fn recent_files_remember_what_was_opened() {
     let recent = &h.state().recent;
     assert_eq!(recent.len(), 1);
     assert!(recent[0].ends_with("sample_profiles/alexnet_b32.pt.trace.json.gz"));
+}
+
+/// Opens `name` from the command line and waits for it.
+fn opened(name: &str) -> Harness<'static, WarpscopeApp> {
+    let mut h = app_harness(vec![sample(name)]);
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 1);
+    h
+}
+
+#[test]
+fn clicking_a_table_row_selects_that_kernel_on_the_timeline_and_steps_through_it() {
+    let mut h = opened("alexnet_b8.pt.trace.json.gz");
+    let top = h.state().tabs[0].tables.visible_rows()[0].name.clone();
+    let id = h.state().tabs[0].profile.strings.find(&top).unwrap();
+    h.get_all_by_label(&top).next().unwrap().click();
+    h.run();
+    assert_eq!(h.state().tabs[0].selection.name, Some(id));
+
+    // Stepping selects each occurrence in turn and brings it into view.
+    let mut starts = Vec::new();
+    for _ in 0..3 {
+        h.get_by_label("next occurrence").click();
+        h.run();
+        let tab = &h.state().tabs[0];
+        let ev = tab.selection.event.expect("an occurrence is selected");
+        let t = &tab.profile.tracks[ev.track as usize];
+        assert_eq!(t.events.name[ev.index as usize], id);
+        let start = t.events.start_ns[ev.index as usize];
+        let view = tab.timeline.visible_range();
+        assert!(view.start_ns <= start && start <= view.end_ns);
+        starts.push(start);
+    }
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "{starts:?}");
+    // The details panel shows the selected kernel.
+    assert!(h.query_by_label("Launched by").is_some());
+}
+
+#[test]
+fn dragging_a_range_on_the_time_axis_shows_that_range_s_totals() {
+    let mut h = opened("alexnet_b8.pt.trace.json.gz");
+    let axis = h.get_by_label("time axis").rect();
+    let y = axis.center().y;
+    let (x0, x1) = (
+        axis.left() + axis.width() * 0.2,
+        axis.left() + axis.width() * 0.5,
+    );
+    h.drag_at(egui::pos2(x0, y));
+    h.step();
+    for k in 1..=4 {
+        h.hover_at(egui::pos2(x0 + (x1 - x0) * k as f32 / 4.0, y));
+        h.step();
+    }
+    h.drop_at(egui::pos2(x1, y));
+    h.run();
+    let tab = &h.state().tabs[0];
+    let range = tab.selection.range.expect("a range is selected");
+    let profile = Arc::clone(&tab.profile);
+    let in_range = analysis::gpu_total_ns(&profile, range);
+    let all = analysis::gpu_total_ns(&profile, TimeRange::ALL);
+    assert!(0 < in_range && in_range < all, "{in_range} of {all}");
+    let node = h.get_by_label_contains("Range ");
+    let header = node
+        .accesskit_node()
+        .label()
+        .filter(|l| !l.is_empty())
+        .or_else(|| node.accesskit_node().value())
+        .unwrap_or_default();
+    assert!(
+        header.starts_with(&format!(
+            "Range {}",
+            format_duration_ns(range.duration_ns())
+        )),
+        "{header}"
+    );
+    assert!(header.contains("busy"), "{header}");
+    assert!(
+        h.query_all_by_label_contains(&format!("GPU time {}", format_duration_ns(in_range)))
+            .count()
+            == 2,
+        "the range header and the table's total show the range's GPU time"
+    );
+    // The table's Time column adds up to the range's GPU time.
+    let summed: i64 = h.state().tabs[0]
+        .tables
+        .visible_rows()
+        .iter()
+        .map(|r| match r.cells[1] {
+            Cell::DurationNs(ns) => ns,
+            _ => panic!("Time column holds durations"),
+        })
+        .sum();
+    assert_eq!(summed, in_range);
+}
+
+#[test]
+fn keys_zoom_the_timeline_under_the_pointer_and_f_fits_the_run() {
+    let mut h = opened("alexnet_b16.pt.trace.json.gz");
+    let whole = h.state().tabs[0].timeline.visible_range();
+    let lanes = h.get_by_label("timeline").rect();
+    h.hover_at(lanes.center());
+    h.run();
+    for _ in 0..4 {
+        h.key_press(egui::Key::W);
+    }
+    h.run();
+    let zoomed = h.state().tabs[0].timeline.visible_range();
+    assert!(zoomed.duration_ns() < whole.duration_ns() / 2, "{zoomed:?}");
+    h.key_press(egui::Key::F);
+    h.run();
+    assert_eq!(h.state().tabs[0].timeline.visible_range(), whole);
+}
+
+#[test]
+fn recent_files_survive_a_restart() {
+    let mut h = opened("alexnet_b32.pt.trace.json.gz");
+    let mut storage = MemoryStorage::default();
+    eframe::App::save(h.state_mut(), &mut storage);
+    let restarted = WarpscopeApp::restore(Some(&storage), &h.ctx, Vec::new(), None);
+    assert_eq!(restarted.recent, h.state().recent);
+    assert!(restarted.recent[0].ends_with("alexnet_b32.pt.trace.json.gz"));
+}
+
+#[derive(Default)]
+struct MemoryStorage(std::collections::HashMap<String, String>);
+
+impl eframe::Storage for MemoryStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_string(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
 }

@@ -13,7 +13,7 @@ use warpscope_core::Profile;
 use warpscope_ui::Selection;
 use warpscope_ui::range_stats::range_stats_ui;
 use warpscope_ui::tables::{TablesState, tables_ui};
-use warpscope_ui::timeline::{TimelineState, timeline_ui};
+use warpscope_ui::timeline::{TimelineState, selected_event_ui, timeline_ui};
 
 use loader::{Loaded, Loader};
 
@@ -94,8 +94,18 @@ impl WarpscopeApp {
         files: Vec<PathBuf>,
         screenshot: Option<ScreenshotPlan>,
     ) -> Self {
-        let recent = cc
-            .storage
+        Self::restore(cc.storage, &cc.egui_ctx, files, screenshot)
+    }
+
+    /// Creates the app with what `storage` kept from the last run (the recent files), and
+    /// starts loading `files`.
+    pub fn restore(
+        storage: Option<&dyn eframe::Storage>,
+        ctx: &egui::Context,
+        files: Vec<PathBuf>,
+        screenshot: Option<ScreenshotPlan>,
+    ) -> Self {
+        let recent = storage
             .and_then(|s| eframe::get_value::<Vec<PathBuf>>(s, RECENT_KEY))
             .unwrap_or_default();
         let mut app = Self {
@@ -108,7 +118,7 @@ impl WarpscopeApp {
             screenshot,
         };
         for f in files {
-            app.open(f, &cc.egui_ctx);
+            app.open(f, ctx);
         }
         app
     }
@@ -254,7 +264,7 @@ impl WarpscopeApp {
                     self.active = i;
                 }
                 if ui
-                    .small_button("✕")
+                    .small_button("×")
                     .on_hover_text(format!("Close {title}"))
                     .clicked()
                 {
@@ -331,22 +341,59 @@ impl WarpscopeApp {
         });
     }
 
+    /// The timeline above; below it the details of the selected event on the right and the
+    /// range header and tables on the left (so selecting never moves the timeline).
     fn profile_ui(tab: &mut Tab, ui: &mut egui::Ui) {
         let profile = Arc::clone(&tab.profile);
         egui::Panel::bottom("tables")
             .resizable(true)
             .default_size(ui.available_height() * 0.38)
             .show(ui, |ui| {
-                range_stats_ui(ui, &profile, &mut tab.selection);
-                let response = tables_ui(ui, &profile, &mut tab.tables, &mut tab.selection);
-                if let Some(forward) = response.step {
-                    tab.timeline
-                        .step_to_occurrence(&profile, &mut tab.selection, forward);
-                }
+                egui::Panel::right("details")
+                    .resizable(true)
+                    .default_size(360.0)
+                    .show(ui, |ui| {
+                        Self::details_ui(tab, &profile, ui);
+                    });
+                egui::CentralPanel::default().show(ui, |ui| {
+                    range_stats_ui(ui, &profile, &mut tab.selection);
+                    let response = tables_ui(ui, &profile, &mut tab.tables, &mut tab.selection);
+                    if let Some(forward) = response.step {
+                        tab.timeline
+                            .step_to_occurrence(&profile, &mut tab.selection, forward);
+                    }
+                });
             });
         egui::CentralPanel::default().show(ui, |ui| {
             timeline_ui(ui, &profile, &mut tab.timeline, &mut tab.selection);
         });
+    }
+
+    fn details_ui(tab: &mut Tab, profile: &Profile, ui: &mut egui::Ui) {
+        ui.horizontal(|ui| {
+            ui.strong("Selected event");
+            if tab.selection.event.is_some() {
+                ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
+                    if ui
+                        .small_button("×")
+                        .on_hover_text("Clear the selection")
+                        .clicked()
+                    {
+                        tab.selection.event = None;
+                    }
+                });
+            }
+        });
+        ui.separator();
+        if tab.selection.event.is_none() {
+            ui.weak("Click an event on the timeline to see everything known about it.");
+            return;
+        }
+        egui::ScrollArea::vertical()
+            .auto_shrink(false)
+            .show(ui, |ui| {
+                selected_event_ui(ui, profile, &mut tab.timeline, &mut tab.selection);
+            });
     }
 
     fn drop_overlay_ui(ctx: &egui::Context) {
@@ -380,11 +427,11 @@ impl WarpscopeApp {
             ctx.request_repaint();
             return;
         }
-        if let Ok(done) = plan.result.lock() {
-            if done.is_some() {
-                ctx.send_viewport_cmd(egui::ViewportCommand::Close);
-                return;
-            }
+        if let Ok(done) = plan.result.lock()
+            && done.is_some()
+        {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+            return;
         }
         plan.settled_frames += 1;
         ctx.request_repaint();

@@ -11,7 +11,10 @@ use warpscope_core::{Profile, ProfileBuilder, Progress, TimeRange, import_file};
 use warpscope_ui::Selection;
 use warpscope_ui::timeline::{TimelineState, timeline_ui};
 
-const SAMPLE: &str = "/work/shared/samples/kineto-h100/resnet50_b32_60steps.pt.trace.json.gz";
+const SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/samples/kineto-h100/resnet50_b32_60steps.pt.trace.json.gz"
+);
 const FRAMES: usize = 50;
 
 fn main() {
@@ -136,7 +139,7 @@ fn replicate(p: &Profile, times: i64) -> Profile {
                 name: b.intern(p.str(name)),
             },
             TrackKey::Thread { pid, tid } => {
-                let re = |id| match id {
+                let mut re = |id| match id {
                     warpscope_core::model::TraceId::Name(s) => {
                         warpscope_core::model::TraceId::Name(b.intern(p.str(s)))
                     }
@@ -155,9 +158,8 @@ fn replicate(p: &Profile, times: i64) -> Profile {
         let names: Vec<_> = ev.name.iter().map(|&n| b.intern(p.str(n))).collect();
         for k in 0..times {
             let off = k * period;
-            for i in 0..ev.len() {
-                let (start, dur, name, kind) =
-                    (ev.start_ns[i] + off, ev.dur_ns[i], names[i], ev.kind[i]);
+            for (i, &name) in names.iter().enumerate() {
+                let (start, dur, kind) = (ev.start_ns[i] + off, ev.dur_ns[i], ev.kind[i]);
                 match kind {
                     EventKind::Kernel => {
                         let info = p.kernel_info(track, i).cloned().unwrap_or_default();

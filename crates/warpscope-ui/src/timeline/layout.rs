@@ -130,7 +130,7 @@ pub fn build_groups(profile: &Profile) -> Vec<Group> {
     }
     // Processes in order of pid (numeric first), threads by sort index then tid.
     pid_order.sort_unstable();
-    threads.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+    threads.sort_unstable_by_key(|a| (a.0, a.1, a.2));
     for pid in &pid_order {
         let title = process_title(profile, *pid);
         let lanes: Vec<Lane> = threads

@@ -392,19 +392,21 @@ pub fn timeline_ui(
     // Range selection on the axis.
     let mut range_selected = None;
     if axis_resp.drag_started() {
-        state.axis_drag_from_ns = axis_resp
-            .interact_pointer_pos()
+        // From where the button went down, not where the drag was recognised a few points on.
+        state.axis_drag_from_ns = ui
+            .input(|i| i.pointer.press_origin())
+            .or_else(|| axis_resp.interact_pointer_pos())
             .map(|p| state.view.t_of(p.x - axis_rect.left(), width));
     }
-    if axis_resp.dragged() {
-        if let (Some(from), Some(p)) = (state.axis_drag_from_ns, axis_resp.interact_pointer_pos()) {
-            let to = state.view.t_of(p.x - axis_rect.left(), width);
-            #[allow(clippy::cast_possible_truncation)]
-            let r = TimeRange::new(from.round() as i64, to.round() as i64);
-            if r.duration_ns() > 0 {
-                selection.range = Some(r);
-                range_selected = Some(r);
-            }
+    if axis_resp.dragged()
+        && let (Some(from), Some(p)) = (state.axis_drag_from_ns, axis_resp.interact_pointer_pos())
+    {
+        let to = state.view.t_of(p.x - axis_rect.left(), width);
+        #[allow(clippy::cast_possible_truncation)]
+        let r = TimeRange::new(from.round() as i64, to.round() as i64);
+        if r.duration_ns() > 0 {
+            selection.range = Some(r);
+            range_selected = Some(r);
         }
     }
     if axis_resp.drag_stopped() {
@@ -487,16 +489,21 @@ pub fn timeline_ui(
                 if resp.clicked() {
                     toggled = Some(g.key);
                 }
-                let arrow = if is_collapsed { "▶" } else { "▼" };
                 let count = if is_collapsed {
                     format!("  ({} lanes)", g.lanes.len())
                 } else {
                     String::new()
                 };
+                paint::disclosure_triangle(
+                    &headers_painter,
+                    Pos2::new(head.left() + 11.0, head.center().y),
+                    !is_collapsed,
+                    text_color,
+                );
                 headers_painter.text(
-                    Pos2::new(head.left() + 6.0, head.center().y),
+                    Pos2::new(head.left() + 20.0, head.center().y),
                     Align2::LEFT_CENTER,
-                    format!("{arrow} {}{count}", g.name),
+                    format!("{}{count}", g.name),
                     bold.clone(),
                     text_color,
                 );
@@ -625,26 +632,27 @@ pub fn timeline_ui(
                                 paint::boxed_text(&lanes_painter, vis, &text, tc, &small);
                             }
                         }
-                        if row_hovered && let Some(p) = hover_pos {
-                            if let Some(b) = paint::hit_box(&boxes, p.x - lanes_rect.left()) {
-                                let track = u32::try_from(ti).unwrap_or(u32::MAX);
-                                hit = Some(if b.count == 1 {
-                                    let idx = level.event(b.first as usize);
-                                    Hit::Event(EventRef {
-                                        track,
-                                        index: u32::try_from(idx).unwrap_or(u32::MAX),
-                                    })
-                                } else {
-                                    Hit::Fold {
-                                        track,
-                                        depth,
-                                        first: b.first,
-                                        count: b.count,
-                                        start_ns: b.start_ns,
-                                        end_ns: b.end_ns,
-                                    }
-                                });
-                            }
+                        if row_hovered
+                            && let Some(p) = hover_pos
+                            && let Some(b) = paint::hit_box(&boxes, p.x - lanes_rect.left())
+                        {
+                            let track = u32::try_from(ti).unwrap_or(u32::MAX);
+                            hit = Some(if b.count == 1 {
+                                let idx = level.event(b.first as usize);
+                                Hit::Event(EventRef {
+                                    track,
+                                    index: u32::try_from(idx).unwrap_or(u32::MAX),
+                                })
+                            } else {
+                                Hit::Fold {
+                                    track,
+                                    depth,
+                                    first: b.first,
+                                    count: b.count,
+                                    start_ns: b.start_ns,
+                                    end_ns: b.end_ns,
+                                }
+                            });
                         }
                     }
                     // Occurrences of the highlighted name, bright on top, one per point.
@@ -770,7 +778,7 @@ pub fn timeline_ui(
             axis_rect.center().y,
         );
         let label = format_duration_ns(r.duration_ns());
-        let galley = painter.layout_no_wrap(label, bold.clone(), Color32::WHITE);
+        let galley = painter.layout_no_wrap(label, bold, Color32::WHITE);
         let bg_rect = Rect::from_center_size(mid, galley.size() + Vec2::new(10.0, 4.0));
         axis_painter.rect_filled(bg_rect, 3.0, Color32::from_rgb(50, 110, 220));
         axis_painter.galley(bg_rect.min + Vec2::new(5.0, 2.0), galley, Color32::WHITE);
@@ -787,7 +795,7 @@ pub fn timeline_ui(
             "view {}",
             format_duration_ns(state.visible_range().duration_ns())
         ),
-        small.clone(),
+        small,
         weak,
     );
     painter.vline(
@@ -873,6 +881,79 @@ pub fn timeline_ui(
         clicked,
         range_selected,
         response,
+    }
+}
+
+/// The details panel of the selected event: everything known about it, the events linked to it
+/// by flows (the API call that launched a kernel, the kernels and copies an API call launched) as
+/// links that select them, and buttons to zoom to it and to step through its name's occurrences.
+/// Shows nothing when no event is selected.
+pub fn selected_event_ui(
+    ui: &mut egui::Ui,
+    profile: &Profile,
+    state: &mut TimelineState,
+    selection: &mut Selection,
+) {
+    let Some(ev) = selection.event.filter(|ev| {
+        profile
+            .tracks
+            .get(ev.track as usize)
+            .is_some_and(|t| (ev.index as usize) < t.events.len())
+    }) else {
+        return;
+    };
+    let _ = state.cache(profile);
+    event_details_ui(ui, profile, state, ev);
+    ui.horizontal(|ui| {
+        if ui
+            .button("Zoom to it")
+            .on_hover_text("F or double-click")
+            .clicked()
+        {
+            state.zoom_to_event(profile, ev);
+        }
+        if ui.button("◀ Previous").clicked() {
+            let _ = state.step_to_occurrence(profile, selection, false);
+        }
+        if ui.button("Next ▶").clicked() {
+            let _ = state.step_to_occurrence(profile, selection, true);
+        }
+    });
+    let linked: Vec<EventRef> = state.cache.as_ref().map_or_else(Vec::new, |c| {
+        c.flows_of(profile, ev)
+            .into_iter()
+            .map(|fi| profile.flows[fi])
+            .filter(|f| f.kind == FlowKind::Launch)
+            .map(|f| if f.from == ev { f.to } else { f.from })
+            .collect()
+    });
+    if linked.is_empty() {
+        return;
+    }
+    ui.separator();
+    let is_launcher = !profile.tracks[ev.track as usize].key.is_gpu();
+    ui.strong(if is_launcher {
+        format!("Launched ({})", linked.len())
+    } else {
+        "Launched by".to_string()
+    });
+    for other in linked.into_iter().take(64) {
+        let t = &profile.tracks[other.track as usize];
+        let i = other.index as usize;
+        let label = format!(
+            "{} · {} at {}",
+            profile.str(t.events.name[i]),
+            format_duration_ns(t.events.dur_ns[i]),
+            format_duration_ns(t.events.start_ns[i]),
+        );
+        if ui.link(label).clicked() {
+            selection.event = Some(other);
+            selection.name = Some(t.events.name[i]);
+            let (s, e) = (t.events.start_ns[i], t.events.end_ns(i));
+            #[allow(clippy::cast_precision_loss)]
+            let centre = 0.5 * (s as f64 + e as f64);
+            state.view.centre_on(centre);
+        }
     }
 }
 

@@ -104,7 +104,7 @@ pub fn fold_level(level: Level<'_>, view: &Viewport, width_px: f32, out: &mut Ve
     #[allow(clippy::cast_precision_loss)]
     let f = |t: i64| t as f64;
     let x = |t: f64| view.x_of(t, width_px);
-    let mut k = level.partition_point_from(0, |k| f(level.end_ns(k)) < t0);
+    let mut k = level.partition_point_from(0, |k| f(level.end_ns(k)) <= t0);
     while k < n {
         let s = level.start_ns(k);
         if f(s) > t1 {
@@ -345,6 +345,30 @@ pub fn format_value(v: f64) -> String {
     } else {
         format!("{v:.3}")
     }
+}
+
+/// The ▶/▼ of a collapsible group header, painted (not a glyph, so no font needs to have it):
+/// pointing down when `open`, right otherwise, centred on `centre`.
+pub fn disclosure_triangle(painter: &Painter, centre: Pos2, open: bool, color: Color32) {
+    let r = 4.0;
+    let points = if open {
+        vec![
+            centre + egui::vec2(-r, -r * 0.6),
+            centre + egui::vec2(r, -r * 0.6),
+            centre + egui::vec2(0.0, r * 0.7),
+        ]
+    } else {
+        vec![
+            centre + egui::vec2(-r * 0.6, -r),
+            centre + egui::vec2(r * 0.7, 0.0),
+            centre + egui::vec2(-r * 0.6, r),
+        ]
+    };
+    painter.add(egui::Shape::convex_polygon(
+        points,
+        color,
+        egui::Stroke::NONE,
+    ));
 }
 
 /// An outline around `rect` (at least a few points wide so it shows on narrow events).
