@@ -137,6 +137,7 @@ impl ProfileBuilder {
             sort_index: None,
             events: Events::default(),
             max_depth: 0,
+            max_dur_ns: 0,
         });
         self.track_ids.insert(key, id);
         id
@@ -368,6 +369,7 @@ impl ProfileBuilder {
             track.events.depth = depth;
             track.events.parent = parent;
             track.max_depth = max_depth;
+            track.max_dur_ns = track.events.dur_ns.iter().copied().max().unwrap_or(0).max(0);
         }
         for c in &mut self.counters {
             for t in &mut c.time_ns {

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::strings::{StrId, StringTable};
+use crate::time::TimeRange;
 
 /// The file formats warpscope reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -313,6 +314,24 @@ pub struct Track {
     pub events: Events,
     /// Greatest depth of any event plus one (the number of rows the track needs).
     pub max_depth: u16,
+    /// Longest event duration, so that the events touching a time range can be found by binary
+    /// search ([`Track::candidates`]).
+    pub max_dur_ns: i64,
+}
+
+impl Track {
+    /// The indices of the events that may touch `range`: every event that does is in it (some
+    /// long-gone ones may be too, so callers still check each event). Found by binary search on
+    /// the start times, using the track's longest duration to reach back.
+    pub fn candidates(&self, range: &TimeRange) -> std::ops::Range<usize> {
+        let ev = &self.events;
+        if range.is_all() {
+            return 0..ev.len();
+        }
+        let from = ev.first_starting_at_or_after(range.start_ns.saturating_sub(self.max_dur_ns));
+        let to = ev.first_starting_at_or_after(range.end_ns.saturating_add(1));
+        from..to.max(from)
+    }
 }
 
 /// Launch details of one kernel execution.

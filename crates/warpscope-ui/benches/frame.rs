@@ -1,7 +1,8 @@
-//! CPU time per frame of the timeline: `egui::Context::run_ui` with `timeline_ui` at 1920x1080,
-//! zoomed out to the whole run and zoomed in to 10 µs in the middle, on the 466k-event
-//! resnet50_b32_60steps trace and on a 10× larger profile built from it. Tessellation is timed
-//! separately. Run with `cargo bench -p warpscope-ui --bench frame`.
+//! CPU time per frame of the viewer's main view, laid out as in the app (timeline above; range
+//! header and GPU-activities table below): `egui::Context::run_ui` at 1920x1080, zoomed out to
+//! the whole run and zoomed in to 10 µs in the middle, on the 466k-event resnet50_b32_60steps
+//! trace and on a 10× larger profile built from it. Tessellation is timed separately. Run with
+//! `cargo bench -p warpscope-ui --bench frame`.
 
 use std::path::Path;
 use std::time::Instant;
@@ -9,6 +10,8 @@ use std::time::Instant;
 use warpscope_core::model::{EventKind, TrackKey};
 use warpscope_core::{Profile, ProfileBuilder, Progress, TimeRange, import_file};
 use warpscope_ui::Selection;
+use warpscope_ui::range_stats::range_stats_ui;
+use warpscope_ui::tables::{TableKind, TablesState, tables_ui};
 use warpscope_ui::timeline::{TimelineState, timeline_ui};
 
 const SAMPLE: &str = concat!(
@@ -51,28 +54,37 @@ fn main() {
     }
 }
 
-/// Frames of the whole run and of 10 µs in the middle; prints median and p95 of the UI pass
-/// and of tessellation.
+/// Frames of each view; prints median and p95 of the UI pass and of tessellation.
 fn measure(label: &str, profile: &Profile) {
     let ctx = egui::Context::default();
     let mut state = TimelineState::new(profile);
+    let mut tables = TablesState::new(TableKind::GpuActivities);
     let mut selection = Selection::default();
     let whole = state.visible_range();
     let mid = whole.start_ns + whole.duration_ns() / 2;
     let t = Instant::now();
-    let _ = run_frame(&ctx, profile, &mut state, &mut selection); // builds the caches
+    let _ = run_frame(&ctx, profile, &mut state, &mut tables, &mut selection); // builds the caches
     println!("{label}: first frame (builds caches) {:.1} ms", ms(t));
-    for (name, range) in [
-        ("whole run", whole),
-        ("10 µs", TimeRange::new(mid - 5_000, mid + 5_000)),
-    ] {
+    // The views: the whole run, 10 µs in the middle, and the whole run while a range is being
+    // dragged on the axis (a new range every frame, so the table is recomputed every frame).
+    let views = [
+        ("whole run", whole, false),
+        ("10 µs", TimeRange::new(mid - 5_000, mid + 5_000), false),
+        ("dragging", whole, true),
+    ];
+    for (name, range, dragging) in views {
         let mut ui_ms = Vec::new();
         let mut tess_ms = Vec::new();
         let mut shapes = 0;
-        for _ in 0..FRAMES {
+        for frame in 0..FRAMES {
             state.set_visible_range(range);
+            selection.range = dragging.then(|| {
+                let step = whole.duration_ns() / 200;
+                let frame = i64::try_from(frame).unwrap_or(0);
+                TimeRange::new(mid - step * (frame + 1), mid + step * (frame + 1))
+            });
             let t = Instant::now();
-            let out = run_frame(&ctx, profile, &mut state, &mut selection);
+            let out = run_frame(&ctx, profile, &mut state, &mut tables, &mut selection);
             ui_ms.push(ms(t));
             shapes = out.shapes.len();
             let t = Instant::now();
@@ -81,7 +93,7 @@ fn measure(label: &str, profile: &Profile) {
             drop(prims);
         }
         println!(
-            "{label} {name:>9}: ui median {:.2} ms, p95 {:.2} ms | tessellation median {:.2} ms, p95 {:.2} ms | {shapes} shapes",
+            "{label} {name:>10}: ui median {:.2} ms, p95 {:.2} ms | tessellation median {:.2} ms, p95 {:.2} ms | {shapes} shapes",
             pct(&mut ui_ms, 0.5),
             pct(&mut ui_ms, 0.95),
             pct(&mut tess_ms, 0.5),
@@ -94,6 +106,7 @@ fn run_frame(
     ctx: &egui::Context,
     profile: &Profile,
     state: &mut TimelineState,
+    tables: &mut TablesState,
     selection: &mut Selection,
 ) -> egui::FullOutput {
     let input = egui::RawInput {
@@ -104,7 +117,15 @@ fn run_frame(
         ..egui::RawInput::default()
     };
     ctx.run_ui(input, |ui| {
-        let _ = timeline_ui(ui, profile, state, selection);
+        egui::Panel::bottom("tables")
+            .exact_size(400.0)
+            .show(ui, |ui| {
+                range_stats_ui(ui, profile, selection);
+                let _ = tables_ui(ui, profile, tables, selection);
+            });
+        egui::CentralPanel::default().show(ui, |ui| {
+            let _ = timeline_ui(ui, profile, state, selection);
+        });
     })
 }
 

@@ -48,25 +48,29 @@ impl Stats {
         }
     }
 
-    /// Statistics of a list of durations (sorted in place).
+    /// Statistics of a list of durations (reordered in place). Linear time: the median comes
+    /// from a selection, not a sort, so a table over a dragged range stays cheap.
     pub fn of(durations: &mut [i64]) -> Self {
-        if durations.is_empty() {
+        let n = durations.len();
+        if n == 0 {
             return Self::default();
         }
-        durations.sort_unstable();
-        let n = durations.len();
         let total_ns: i64 = durations.iter().sum();
+        let min_ns = durations.iter().copied().min().unwrap_or(0);
+        let max_ns = durations.iter().copied().max().unwrap_or(0);
+        let (below, &mut upper, _) = durations.select_nth_unstable(n / 2);
         let median_ns = Some(if n % 2 == 1 {
-            durations[n / 2]
+            upper
         } else {
-            (durations[n / 2 - 1] + durations[n / 2]).div_euclid(2)
+            let lower = below.iter().copied().max().unwrap_or(upper);
+            (lower + upper).div_euclid(2)
         });
         Self {
             calls: n as u64,
             total_ns,
             avg_ns: total_ns / i64::try_from(n).unwrap_or(i64::MAX),
-            min_ns: durations[0],
-            max_ns: durations[n - 1],
+            min_ns,
+            max_ns,
             median_ns,
         }
     }
@@ -125,7 +129,7 @@ pub fn gpu_total_ns(profile: &Profile, range: TimeRange) -> i64 {
     let mut total = 0i64;
     for track in profile.tracks.iter().filter(|t| t.key.is_gpu()) {
         let ev = &track.events;
-        for i in 0..ev.len() {
+        for i in track.candidates(&range) {
             if ev.kind[i].is_gpu_activity()
                 && let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i])
             {
@@ -151,7 +155,7 @@ pub fn gpu_activities(profile: &Profile, range: TimeRange) -> Vec<ActivityRow> {
     let mut groups: FxHashMap<Key, Vec<i64>> = FxHashMap::default();
     for track in profile.tracks.iter().filter(|t| t.key.is_gpu()) {
         let ev = &track.events;
-        for i in 0..ev.len() {
+        for i in track.candidates(&range) {
             let kind = ev.kind[i];
             if !kind.is_gpu_activity() {
                 continue;
@@ -287,7 +291,7 @@ pub fn copies_by_kind(profile: &Profile, range: TimeRange) -> Vec<CopyRow> {
     let mut groups: FxHashMap<CopyKind, (u64, u64, i64)> = FxHashMap::default();
     for track in profile.tracks.iter().filter(|t| t.key.is_gpu()) {
         let ev = &track.events;
-        for i in 0..ev.len() {
+        for i in track.candidates(&range) {
             if !matches!(
                 ev.kind[i],
                 EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory
@@ -388,7 +392,7 @@ pub fn api_calls(profile: &Profile, range: TimeRange) -> Vec<ApiRow> {
     let mut groups: FxHashMap<(StrId, EventKind), Vec<i64>> = FxHashMap::default();
     for track in profile.tracks.iter().filter(|t| !t.key.is_gpu()) {
         let ev = &track.events;
-        for i in 0..ev.len() {
+        for i in track.candidates(&range) {
             if !ev.kind[i].is_api() {
                 continue;
             }
@@ -531,7 +535,7 @@ pub fn gpu_busy_ns(profile: &Profile, range: TimeRange) -> Vec<(u32, i64)> {
         };
         let ev = &track.events;
         let intervals = by_device.entry(device).or_default();
-        for i in 0..ev.len() {
+        for i in track.candidates(&range) {
             if !ev.kind[i].is_gpu_activity() || !range.contains_event(ev.start_ns[i], ev.dur_ns[i])
             {
                 continue;
@@ -597,6 +601,57 @@ mod tests {
         assert_eq!(s.median_ns, Some(2));
         assert_eq!(Stats::of(&mut [7]).median_ns, Some(7));
         assert_eq!(Stats::of(&mut []), Stats::default());
+        // Even counts: the mean of the two middle values, whatever the order.
+        assert_eq!(Stats::of(&mut [9, 1, 4, 6, 2, 8]).median_ns, Some(5));
+        assert_eq!(Stats::of(&mut [3, 3]).median_ns, Some(3));
+    }
+
+    #[test]
+    fn ranges_find_long_events_that_started_long_before() {
+        use crate::builder::ProfileBuilder;
+        use crate::model::{Format, GpuLane, KernelInfo, TrackKey};
+        let mut b = ProfileBuilder::new("x".into(), Format::ChromeJson);
+        let s7 = b.track(TrackKey::Gpu {
+            device: 0,
+            context: 1,
+            stream: 7,
+            lane: GpuLane::Work,
+        });
+        let (long, short) = (b.intern("long"), b.intern("short"));
+        b.push_kernel(s7, 0, 10_000, long, KernelInfo::default(), 0);
+        for k in 0..100 {
+            b.push_kernel(s7, 10_000 + k * 100, 10, short, KernelInfo::default(), 0);
+        }
+        let p = b.finish();
+        let brute = |r: TimeRange| -> Vec<(String, u64, i64)> {
+            let ev = &p.tracks[0].events;
+            let mut v: Vec<(String, u64, i64)> = Vec::new();
+            for name in ["long", "short"] {
+                let d: Vec<i64> = (0..ev.len())
+                    .filter(|&i| p.str(ev.name[i]) == name)
+                    .filter_map(|i| overlap_or_all(&r, ev.start_ns[i], ev.dur_ns[i]))
+                    .collect();
+                if !d.is_empty() {
+                    v.push((name.to_string(), d.len() as u64, d.iter().sum()));
+                }
+            }
+            v.sort();
+            v
+        };
+        for r in [
+            TimeRange::new(9_000, 9_500),
+            TimeRange::new(9_999, 10_105),
+            TimeRange::new(10_005, 10_100),
+            TimeRange::new(10_100, 10_100 + 1),
+            TimeRange::new(20_000, 30_000),
+        ] {
+            let mut got: Vec<(String, u64, i64)> = gpu_activities(&p, r)
+                .into_iter()
+                .map(|row| (row.name, row.stats.calls, row.stats.total_ns))
+                .collect();
+            got.sort();
+            assert_eq!(got, brute(r), "{r:?}");
+        }
     }
 
     #[test]
