@@ -59,13 +59,34 @@ fn run_with(
     Ok(result.and_then(|r| r.lock().ok().and_then(|mut slot| slot.take())))
 }
 
+/// Whether a window can be opened at all: on Linux and the BSDs, a display must be named.
+fn check_display() -> Result<()> {
+    if cfg!(any(
+        target_os = "linux",
+        target_os = "freebsd",
+        target_os = "openbsd"
+    )) {
+        let set = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+        if !set("DISPLAY") && !set("WAYLAND_DISPLAY") && !set("WAYLAND_SOCKET") {
+            return Err(anyhow!(
+                "cannot open a window: no display (neither DISPLAY nor WAYLAND_DISPLAY is set); \
+                 use `warpscope summary FILE` for text output, or run under xvfb-run"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Opens the window and runs until it closes.
 pub fn run(opts: &GuiOptions) -> Result<ExitCode> {
+    check_display()?;
     let outcome = match opts.renderer {
         Some(RendererChoice::Glow) => run_with(opts, eframe::Renderer::Glow),
         Some(RendererChoice::Wgpu) => run_with(opts, eframe::Renderer::Wgpu),
         None => match run_with(opts, eframe::Renderer::Wgpu) {
             Ok(r) => Ok(r),
+            // Without an event loop (no display server), OpenGL cannot do better.
+            Err(e @ (eframe::Error::WinitEventLoop(_) | eframe::Error::Winit(_))) => Err(e),
             Err(e) => {
                 eprintln!("warpscope: wgpu could not start ({e}); using OpenGL (glow)");
                 run_with(opts, eframe::Renderer::Glow)

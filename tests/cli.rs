@@ -301,6 +301,24 @@ fn viewer_arguments_are_checked_before_a_window_opens() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn without_a_display_the_viewer_says_so_in_one_line() {
+    let o = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .arg("sample_profiles/alexnet_b8.pt.trace.json.gz")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no display"), "{err}");
+    assert!(err.contains("warpscope summary FILE"), "{err}");
+}
+
 #[test]
 fn timings_go_to_stderr() {
     let o = warpscope(&[

@@ -246,3 +246,10 @@ impl eframe::Storage for MemoryStorage {
     }
     fn flush(&mut self) {}
 }
+
+#[test]
+fn snapshot_main_view_resnet50() {
+    let mut h = opened("resnet50_b64_fp32.pt.trace.json.gz");
+    h.run();
+    h.snapshot("main_view_resnet50_b64_fp32");
+}

@@ -562,7 +562,7 @@ pub fn timeline_ui(
                     Pos2::new(label_rect.right() - 4.0, label_rect.top() + ROW_HEIGHT),
                 ),
                 &lane.short_name,
-                weak,
+                paint::mix(text_color, bg, 0.2),
                 &small,
             );
             // Lane separator.
