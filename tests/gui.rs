@@ -253,3 +253,41 @@ fn snapshot_main_view_resnet50() {
     h.run();
     h.snapshot("main_view_resnet50_b64_fp32");
 }
+
+#[test]
+fn a_loading_file_shows_progress_and_can_be_cancelled() {
+    // A big trace, so that loading takes long enough to press Cancel (debug build).
+    let big = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/samples/kineto-h100/resnet50_b32_60steps.pt.trace.json.gz");
+    if !big.exists() {
+        eprintln!("skipped: {} is absent", big.display());
+        return;
+    }
+    let mut h = app_harness(vec![big, sample("alexnet_b8.pt.trace.json.gz")]);
+    h.step();
+    assert!(h.state().loading());
+    assert!(
+        h.query_by_label_contains("Loading resnet50_b32_60steps")
+            .is_some()
+    );
+    let cancel = h
+        .get_all_by_label("Cancel")
+        .next()
+        .expect("a Cancel button per loading file")
+        .rect();
+    h.hover_at(cancel.center());
+    h.step();
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos: cancel.center(),
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+    }
+    settle(&mut h);
+    // The cancelled file opens no tab and reports no error; the other file opened.
+    let titles: Vec<String> = h.state().tabs.iter().map(|t| t.title()).collect();
+    assert_eq!(titles, vec!["alexnet_b8.pt.trace.json.gz".to_string()]);
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+}
