@@ -158,6 +158,13 @@ fn lanes_show_the_gpu_stream_and_the_python_threads() {
             .any(|n| n.contains("python") && n.contains("thread")),
         "{names:#?}"
     );
+    // Kineto names thread 481 twice; the lane shows the specific name only.
+    assert!(
+        names
+            .iter()
+            .any(|n| n == "python3 (450) · thread 481 (pt_autograd_0)"),
+        "{names:#?}"
+    );
     // The GPU comes before the CPU threads.
     let gpu = names.iter().position(|n| n.starts_with("GPU 0")).unwrap();
     let cpu = names.iter().position(|n| n.contains("thread")).unwrap();

@@ -3,8 +3,8 @@
 
 use std::collections::HashSet;
 
-use warpscope_core::Profile;
 use warpscope_core::model::{GpuLane, TraceId, TrackKey};
+use warpscope_core::{Profile, Track};
 
 /// Height of a group header row in points.
 pub const GROUP_HEIGHT: f32 = 22.0;
@@ -229,7 +229,7 @@ pub fn track_short_name(profile: &Profile, i: usize) -> String {
             TrackKey::Async { name, .. } => profile.str(name).to_string(),
         }
     } else {
-        track.name.clone()
+        distinct_thread_name(profile, track)
     };
     match track.key {
         TrackKey::Gpu {
@@ -241,6 +241,30 @@ pub fn track_short_name(profile: &Profile, i: usize) -> String {
             ..
         } if !base.to_lowercase().contains("unified") => "unified memory".to_string(),
         _ => base,
+    }
+}
+
+/// A thread's name without the generic one when the file gave two: Kineto names a thread both
+/// `thread 481 (python3)` (after its process) and `thread 481 (pt_autograd_0)`; the importer keeps
+/// both as `A / B`, the lane shows the one that says more.
+fn distinct_thread_name(profile: &Profile, track: &Track) -> String {
+    let TrackKey::Thread { pid, .. } = track.key else {
+        return track.name.clone();
+    };
+    let Some(process) = profile.process_name(pid) else {
+        return track.name.clone();
+    };
+    let generic = format!("({process})");
+    let parts: Vec<&str> = track.name.split(" / ").collect();
+    let specific: Vec<&str> = parts
+        .iter()
+        .copied()
+        .filter(|p| !p.ends_with(&generic))
+        .collect();
+    if specific.is_empty() || specific.len() == parts.len() {
+        track.name.clone()
+    } else {
+        specific.join(" / ")
     }
 }
 
