@@ -369,7 +369,14 @@ impl ProfileBuilder {
             track.events.depth = depth;
             track.events.parent = parent;
             track.max_depth = max_depth;
-            track.max_dur_ns = track.events.dur_ns.iter().copied().max().unwrap_or(0).max(0);
+            track.max_dur_ns = track
+                .events
+                .dur_ns
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(0)
+                .max(0);
         }
         for c in &mut self.counters {
             for t in &mut c.time_ns {
