@@ -4,8 +4,10 @@
 //! With a range other than `ALL`, an event counts if it touches the range and only the part of
 //! its duration inside the range is added up, so totals equal busy time within the selection.
 
+pub mod compare;
 mod summary;
 
+pub use compare::{CompareError, Comparison, MergeError, RunLabel, compare_runs, merge_ranks};
 pub use summary::{SourceReport, SummaryReport, summary_report};
 
 use rustc_hash::FxHashMap;
@@ -111,7 +113,8 @@ fn overlap_or_all(range: &TimeRange, start_ns: i64, dur_ns: i64) -> Option<i64> 
         .then(|| range.overlap_ns(start_ns, dur_ns))
 }
 
-fn pct(part: i64, whole: i64) -> f64 {
+/// `part` as a percentage of `whole` (0 when `whole` is not positive).
+pub(crate) fn pct(part: i64, whole: i64) -> f64 {
     if whole <= 0 {
         return 0.0;
     }
@@ -195,15 +198,21 @@ pub fn gpu_activities(profile: &Profile, range: TimeRange) -> Vec<ActivityRow> {
     rows
 }
 
+/// True for a profile whose GPU activities are an nvprof summary's recorded rows: it has a
+/// recorded summary and no GPU events.
+pub(crate) fn is_recorded_only(profile: &Profile) -> bool {
+    profile.recorded_summary.is_some()
+        && !profile
+            .tracks
+            .iter()
+            .any(|t| t.key.is_gpu() && !t.events.is_empty())
+}
+
 fn recorded_activities(profile: &Profile) -> Option<Vec<ActivityRow>> {
-    let recorded = profile.recorded_summary.as_ref()?;
-    if profile
-        .tracks
-        .iter()
-        .any(|t| t.key.is_gpu() && !t.events.is_empty())
-    {
+    if !is_recorded_only(profile) {
         return None;
     }
+    let recorded = profile.recorded_summary.as_ref()?;
     Some(
         recorded
             .rows
