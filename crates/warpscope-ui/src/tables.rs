@@ -3,7 +3,9 @@
 //! name, virtualised so thousands of rows cost only the visible ones per frame; clicking a row
 //! selects that name on the timeline, and a name selected on the timeline selects its row.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::hash::Hash;
 
 use egui::{Align, Align2, Color32, FontId, Role, Sense, TextStyle, Ui, WidgetInfo};
 use egui_extras::{Column, TableBuilder};
@@ -77,6 +79,12 @@ pub enum Cell {
     Percent(f64),
     /// A bandwidth in GB/s (10^9 bytes per second).
     Gbps(f64),
+    /// A count that may be absent (a kernel a run does not have).
+    MaybeCount(Option<u64>),
+    /// A ratio against a baseline (`1.25×`), absent when there is nothing to compare.
+    Ratio(Option<f64>),
+    /// A signed difference of durations (`+1.2000ms`, `-35.000us`).
+    DiffNs(i64),
     /// Text (names, kinds).
     Text(String),
 }
@@ -92,6 +100,12 @@ impl Cell {
             Self::Bytes(b) => format_bytes(*b),
             Self::Percent(p) => format!("{p:.2}%"),
             Self::Gbps(g) => format!("{g:.2} GB/s"),
+            Self::MaybeCount(Some(n)) => n.to_string(),
+            Self::MaybeCount(None) | Self::Ratio(None) => "–".to_string(),
+            Self::Ratio(Some(r)) => format!("{r:.2}×"),
+            Self::DiffNs(0) => "0".to_string(),
+            Self::DiffNs(d) if *d > 0 => format!("+{}", format_duration_ns(*d)),
+            Self::DiffNs(d) => format!("-{}", format_duration_ns(d.saturating_abs())),
             Self::Text(s) => s.clone(),
         }
     }
@@ -101,12 +115,19 @@ impl Cell {
         !matches!(self, Self::Text(_))
     }
 
-    fn compare(&self, other: &Self) -> Ordering {
+    /// Orders two cells of one column (absent values first).
+    pub fn compare(&self, other: &Self) -> Ordering {
         match (self, other) {
             (Self::DurationNs(a), Self::DurationNs(b)) => a.cmp(b),
             (Self::MaybeDurationNs(a), Self::MaybeDurationNs(b)) => a.cmp(b),
             (Self::Count(a) | Self::Bytes(a), Self::Count(b) | Self::Bytes(b)) => a.cmp(b),
             (Self::Percent(a) | Self::Gbps(a), Self::Percent(b) | Self::Gbps(b)) => a.total_cmp(b),
+            (Self::MaybeCount(a), Self::MaybeCount(b)) => a.cmp(b),
+            (Self::Ratio(a), Self::Ratio(b)) => match (a, b) {
+                (Some(x), Some(y)) => x.total_cmp(y),
+                _ => a.is_some().cmp(&b.is_some()),
+            },
+            (Self::DiffNs(a), Self::DiffNs(b)) => a.cmp(b),
             (Self::Text(a), Self::Text(b)) => a.to_lowercase().cmp(&b.to_lowercase()),
             _ => Ordering::Equal,
         }
@@ -138,18 +159,33 @@ pub fn format_bytes(bytes: u64) -> String {
 }
 
 /// One column of a table.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ColumnSpec {
     /// Header text.
-    pub title: &'static str,
+    pub title: Cow<'static, str>,
     /// What the column holds, shown when hovering the header.
-    pub hint: &'static str,
+    pub hint: Cow<'static, str>,
     /// Initial width in points; the name column takes the rest.
     pub width: f32,
 }
 
+impl ColumnSpec {
+    /// A column whose texts are made at run time (one per compared run, say).
+    pub fn new(title: impl Into<String>, hint: impl Into<String>, width: f32) -> Self {
+        Self {
+            title: Cow::Owned(title.into()),
+            hint: Cow::Owned(hint.into()),
+            width,
+        }
+    }
+}
+
 const fn col(title: &'static str, hint: &'static str, width: f32) -> ColumnSpec {
-    ColumnSpec { title, hint, width }
+    ColumnSpec {
+        title: Cow::Borrowed(title),
+        hint: Cow::Borrowed(hint),
+        width,
+    }
 }
 
 const ACTIVITY_COLUMNS: [ColumnSpec; 8] = [
@@ -230,7 +266,7 @@ impl Row {
 #[derive(Clone, Debug)]
 pub struct TableRows {
     /// The columns.
-    pub columns: &'static [ColumnSpec],
+    pub columns: Vec<ColumnSpec>,
     /// Which column holds the name.
     pub name_col: usize,
     /// The rows.
@@ -278,7 +314,7 @@ impl TableRows {
                     })
                     .collect();
                 Self {
-                    columns: &ACTIVITY_COLUMNS,
+                    columns: ACTIVITY_COLUMNS.to_vec(),
                     name_col: 7,
                     rows,
                     selects_names: true,
@@ -302,7 +338,7 @@ impl TableRows {
                     })
                     .collect();
                 Self {
-                    columns: &COPY_COLUMNS,
+                    columns: COPY_COLUMNS.to_vec(),
                     name_col: 0,
                     rows,
                     selects_names: false,
@@ -331,7 +367,7 @@ impl TableRows {
                     })
                     .collect();
                 Self {
-                    columns: &API_COLUMNS,
+                    columns: API_COLUMNS.to_vec(),
                     name_col: 0,
                     rows,
                     selects_names: true,
@@ -354,7 +390,7 @@ impl TableRows {
                     })
                     .collect();
                 Self {
-                    columns: &OP_COLUMNS,
+                    columns: OP_COLUMNS.to_vec(),
                     name_col: 0,
                     rows,
                     selects_names: true,
@@ -367,9 +403,51 @@ impl TableRows {
 
 /// Which column the rows are sorted by; `None` keeps the analysis ranking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct SortBy {
-    col: usize,
-    descending: bool,
+pub struct SortBy {
+    /// The column.
+    pub col: usize,
+    /// Largest (or Z) first.
+    pub descending: bool,
+}
+
+impl SortBy {
+    /// The order after a click on the header of `col`: sort by it, or reverse if it already
+    /// is; numbers start largest first, text A to Z.
+    pub fn after_click(current: Option<Self>, col: usize, numeric: bool) -> Self {
+        match current {
+            Some(s) if s.col == col => Self {
+                col,
+                descending: !s.descending,
+            },
+            _ => Self {
+                col,
+                descending: numeric,
+            },
+        }
+    }
+}
+
+/// The indices of `rows` whose name contains `filter` (case-insensitive), in `sort` order
+/// (ties, and no sort, keep the given order).
+pub fn filtered_sorted(rows: &[Row], filter: &str, sort: Option<SortBy>) -> Vec<usize> {
+    let needle = filter.trim().to_lowercase();
+    let mut view: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| needle.is_empty() || r.name_lower.contains(&needle))
+        .map(|(i, _)| i)
+        .collect();
+    if let Some(sort) = sort {
+        view.sort_by(|&a, &b| {
+            let o = match (rows[a].cells.get(sort.col), rows[b].cells.get(sort.col)) {
+                (Some(x), Some(y)) => x.compare(y),
+                _ => Ordering::Equal,
+            };
+            let o = if sort.descending { o.reverse() } else { o };
+            o.then(a.cmp(&b))
+        });
+    }
+    view
 }
 
 /// What the cached rows were computed for: the profile (by address and size, so another
@@ -491,47 +569,16 @@ impl TablesState {
     }
 
     fn rebuild_view(&mut self, key: &ViewKey) {
-        self.view.clear();
-        let Some(table) = &self.tables[key.kind.index()] else {
-            return;
+        self.view = match &self.tables[key.kind.index()] {
+            Some(table) => filtered_sorted(&table.rows, &key.filter, key.sort),
+            None => Vec::new(),
         };
-        let needle = key.filter.trim().to_lowercase();
-        self.view.extend(
-            table
-                .rows
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| needle.is_empty() || r.name_lower.contains(&needle))
-                .map(|(i, _)| i),
-        );
-        if let Some(sort) = key.sort {
-            let rows = &table.rows;
-            self.view.sort_by(|&a, &b| {
-                let o = match (rows[a].cells.get(sort.col), rows[b].cells.get(sort.col)) {
-                    (Some(x), Some(y)) => x.compare(y),
-                    _ => Ordering::Equal,
-                };
-                let o = if sort.descending { o.reverse() } else { o };
-                // Ties keep the analysis ranking.
-                o.then(a.cmp(&b))
-            });
-        }
     }
 
     /// Clicking a header: sort by that column, or reverse if it already is.
     fn click_header(&mut self, col: usize, numeric: bool) {
         let slot = &mut self.sort[self.kind.index()];
-        *slot = Some(match *slot {
-            Some(s) if s.col == col => SortBy {
-                col,
-                descending: !s.descending,
-            },
-            // Numbers start largest first, text A to Z.
-            _ => SortBy {
-                col,
-                descending: numeric,
-            },
-        });
+        *slot = Some(SortBy::after_click(*slot, col, numeric));
     }
 
     /// Follows `selection.name` when something else (the timeline) changed it.
@@ -740,15 +787,6 @@ fn cell_text_ui(ui: &Ui, text: &str, font: FontId, color: Color32, right: bool) 
 fn table_ui(ui: &mut Ui, state: &mut TablesState) -> Option<usize> {
     let kind = state.kind;
     let table = state.tables[kind.index()].as_ref()?;
-    let columns = table.columns;
-    let name_col = table.name_col;
-    let sort = state.sort[kind.index()];
-    let mono = TextStyle::Monospace.resolve(ui.style());
-    let body_font = TextStyle::Body.resolve(ui.style());
-    let row_height = ui.text_style_height(&TextStyle::Body).max(mono.size) + 6.0;
-    let text_color = ui.visuals().text_color();
-    let strong_color = ui.visuals().strong_text_color();
-
     let scroll_to = if state.scroll_pending {
         state.scroll_pending = false;
         state
@@ -758,9 +796,56 @@ fn table_ui(ui: &mut Ui, state: &mut TablesState) -> Option<usize> {
     } else {
         None
     };
+    let out = rows_table_ui(
+        ui,
+        ("warpscope-table", kind.index()),
+        table,
+        &state.view,
+        state.sort[kind.index()],
+        &|r| state.row_is_selected(r),
+        scroll_to,
+    );
+    state.rows_drawn = out.drawn;
+    if let Some((col, numeric)) = out.header_clicked {
+        state.click_header(col, numeric);
+    }
+    out.clicked
+}
+
+/// What happened in a [`rows_table_ui`] this frame.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RowsTableOutput {
+    /// A header was clicked: its column, and whether the column holds numbers.
+    pub header_clicked: Option<(usize, bool)>,
+    /// A row was clicked: its index into the table's rows.
+    pub clicked: Option<usize>,
+    /// How many rows were laid out (the visible ones).
+    pub drawn: usize,
+}
+
+/// A sortable, virtualised table of `table`'s rows in `view` order: headers with sort arrows
+/// and hints, numbers right-aligned in monospace, long texts cut with an ellipsis and shown
+/// whole on hover, `is_selected` rows highlighted, `scroll_to` (a position in `view`) brought
+/// into view. Only the visible rows are laid out.
+pub fn rows_table_ui(
+    ui: &mut Ui,
+    id_salt: impl Hash + std::fmt::Debug,
+    table: &TableRows,
+    view: &[usize],
+    sort: Option<SortBy>,
+    is_selected: &dyn Fn(&Row) -> bool,
+    scroll_to: Option<usize>,
+) -> RowsTableOutput {
+    let columns = &table.columns;
+    let name_col = table.name_col;
+    let mono = TextStyle::Monospace.resolve(ui.style());
+    let body_font = TextStyle::Body.resolve(ui.style());
+    let row_height = ui.text_style_height(&TextStyle::Body).max(mono.size) + 6.0;
+    let text_color = ui.visuals().text_color();
+    let strong_color = ui.visuals().strong_text_color();
 
     let mut builder = TableBuilder::new(ui)
-        .id_salt(("warpscope-table", kind.index()))
+        .id_salt(id_salt)
         .striped(true)
         .resizable(true)
         .sense(Sense::click())
@@ -774,6 +859,8 @@ fn table_ui(ui: &mut Ui, state: &mut TablesState) -> Option<usize> {
             } else {
                 Column::initial(420.0).at_least(120.0).clip(true)
             }
+        } else if i + 1 == columns.len() {
+            Column::remainder().at_least(c.width.min(60.0)).clip(true)
         } else {
             Column::initial(c.width).at_least(40.0).clip(true)
         };
@@ -783,18 +870,15 @@ fn table_ui(ui: &mut Ui, state: &mut TablesState) -> Option<usize> {
         builder = builder.scroll_to_row(row, Some(Align::Center));
     }
 
-    let mut header_clicked = None;
-    let mut clicked = None;
-    let mut drawn = 0usize;
-    let view = &state.view;
+    let mut out = RowsTableOutput::default();
     let numeric_cols: Vec<bool> = columns
         .iter()
         .enumerate()
         .map(|(i, _)| {
             table
                 .rows
-                .first()
-                .and_then(|r| r.cells.get(i))
+                .iter()
+                .find_map(|r| r.cells.get(i))
                 .is_some_and(Cell::is_numeric)
         })
         .collect();
@@ -811,7 +895,7 @@ fn table_ui(ui: &mut Ui, state: &mut TablesState) -> Option<usize> {
                     }
                     let mut child = ui.new_child(egui::UiBuilder::new().max_rect(rect));
                     child.set_clip_rect(rect.intersect(ui.clip_rect()));
-                    cell_text_ui(&child, c.title, body_font.clone(), strong_color, numeric);
+                    cell_text_ui(&child, &c.title, body_font.clone(), strong_color, numeric);
                 });
                 let name = match sort {
                     Some(s) if s.col == i && s.descending => format!("{} (descending)", c.title),
@@ -819,43 +903,43 @@ fn table_ui(ui: &mut Ui, state: &mut TablesState) -> Option<usize> {
                     _ => c.title.to_string(),
                 };
                 resp.widget_info(|| WidgetInfo::labeled(Role::Button, true, &name));
-                if resp.on_hover_text(c.hint).clicked() {
-                    header_clicked = Some((i, numeric));
+                if resp.on_hover_text(c.hint.as_ref()).clicked() {
+                    out.header_clicked = Some((i, numeric));
                 }
             }
         })
         .body(|body| {
             body.rows(row_height, view.len(), |mut row| {
-                drawn += 1;
+                out.drawn += 1;
                 let Some(&ri) = view.get(row.index()) else {
                     return;
                 };
                 let Some(data) = table.rows.get(ri) else {
                     return;
                 };
-                let selected = state.row_is_selected(data);
+                let selected = is_selected(data);
                 row.set_selected(selected);
                 for (ci, cell) in data.cells.iter().enumerate() {
                     let numeric = cell.is_numeric();
                     let mut elided = false;
                     let (_, resp) = row.col(|ui| {
-                        let (font, color) = if numeric {
-                            (mono.clone(), text_color)
+                        let font = if numeric {
+                            mono.clone()
                         } else {
-                            (body_font.clone(), text_color)
+                            body_font.clone()
                         };
                         if let Cell::Percent(p) = cell {
                             percent_bar_ui(ui, *p);
                         }
                         let text = cell.text();
-                        elided = cell_text_ui(ui, &text, font, color, numeric);
+                        elided = cell_text_ui(ui, &text, font, text_color, numeric);
                     });
                     if ci == name_col {
                         resp.widget_info(|| {
                             WidgetInfo::selected(Role::Cell, true, selected, &data.name)
                         });
                     } else {
-                        let title = columns.get(ci).map_or("", |c| c.title);
+                        let title = columns.get(ci).map_or("", |c| c.title.as_ref());
                         resp.widget_info(|| {
                             WidgetInfo::labeled(
                                 Role::Cell,
@@ -870,17 +954,12 @@ fn table_ui(ui: &mut Ui, state: &mut TablesState) -> Option<usize> {
                         resp
                     };
                     if resp.clicked() {
-                        clicked = Some(ri);
+                        out.clicked = Some(ri);
                     }
                 }
             });
         });
-
-    state.rows_drawn = drawn;
-    if let Some((col, numeric)) = header_clicked {
-        state.click_header(col, numeric);
-    }
-    clicked
+    out
 }
 
 #[cfg(test)]
