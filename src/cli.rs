@@ -24,6 +24,9 @@ pub struct Cli {
     command: Option<Command>,
     /// Profiles to open in the viewer.
     files: Vec<PathBuf>,
+    /// Open FILE... as one comparison of runs (the first is the baseline).
+    #[arg(long)]
+    compare: bool,
     /// Render the main view with FILE... loaded into this PNG, then exit (for docs and CI).
     #[arg(long, value_name = "OUT.png")]
     screenshot: Option<PathBuf>,
@@ -94,8 +97,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if cli.screenshot.is_some() && cli.files.is_empty() {
                 anyhow::bail!("--screenshot needs at least one profile to show");
             }
+            if cli.compare && cli.files.len() < 2 {
+                anyhow::bail!("--compare needs two or more profiles");
+            }
             return crate::gui::run(&crate::gui::GuiOptions {
                 files: cli.files,
+                compare: cli.compare,
                 screenshot: cli.screenshot,
                 size: cli.size,
                 renderer: cli.renderer,

@@ -21,6 +21,8 @@ pub enum RendererChoice {
 pub struct GuiOptions {
     /// Files to open at start.
     pub files: Vec<PathBuf>,
+    /// Open the files as one comparison once they have loaded.
+    pub compare: bool,
     /// Write a screenshot of the main view here once the files are loaded, then exit.
     pub screenshot: Option<PathBuf>,
     /// Window size in points.
@@ -51,10 +53,15 @@ fn run_with(
     let plan = opts.screenshot.clone().map(ScreenshotPlan::new);
     let result = plan.as_ref().map(|p| std::sync::Arc::clone(&p.result));
     let files = opts.files.clone();
+    let compare = opts.compare;
     eframe::run_native(
         "warpscope",
         native_options(opts, renderer),
-        Box::new(move |cc| Ok(Box::new(WarpscopeApp::new(cc, files, plan)))),
+        Box::new(move |cc| {
+            let mut app = WarpscopeApp::new(cc, files, plan);
+            app.compare_when_loaded = compare;
+            Ok(Box::new(app))
+        }),
     )?;
     Ok(result.and_then(|r| r.lock().ok().and_then(|mut slot| slot.take())))
 }

@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use egui::{Align, Color32, Key, KeyboardShortcut, Layout, Modifiers, RichText};
 use warpscope_core::Profile;
+use warpscope_core::analysis::compare::{RunLabel, merge_ranks, profile_rank};
 use warpscope_ui::Selection;
+use warpscope_ui::compare::{CompareState, compare_ui};
 use warpscope_ui::range_stats::range_stats_ui;
 use warpscope_ui::tables::{TablesState, tables_ui};
 use warpscope_ui::timeline::{TimelineState, selected_event_ui, timeline_ui};
@@ -72,12 +74,38 @@ impl ScreenshotPlan {
     }
 }
 
+/// Files opened together (dropped at once, or named together on the command line): when they
+/// have all loaded, the app offers to compare them.
+struct Group {
+    /// The files still loading.
+    waiting: Vec<PathBuf>,
+    /// The profiles that loaded, in the order the files were given.
+    loaded: Vec<Arc<Profile>>,
+    /// The files, in the order given.
+    order: Vec<PathBuf>,
+}
+
+/// The "Compare…" dialog: which open profiles take part, and the baseline.
+struct CompareDialog {
+    chosen: Vec<bool>,
+    baseline: usize,
+}
+
 /// The warpscope app.
 pub struct WarpscopeApp {
     /// Open profiles.
     pub tabs: Vec<Tab>,
-    /// Index of the tab shown.
+    /// Open comparisons; their tabs come after the profiles'.
+    pub compares: Vec<CompareState>,
+    /// Index of the tab shown: a profile below `tabs.len()`, then the comparisons.
     pub active: usize,
+    /// Profiles opened together, offered for comparison (or merging, when they are ranks of one
+    /// job).
+    pub offer: Option<Vec<Arc<Profile>>>,
+    /// Compare the files opened together as soon as they have loaded, without asking.
+    pub compare_when_loaded: bool,
+    group: Option<Group>,
+    compare_dialog: Option<CompareDialog>,
     /// Files that could not be opened, as messages naming the file and the problem.
     pub errors: Vec<String>,
     /// Recently opened files, newest first.
@@ -110,17 +138,71 @@ impl WarpscopeApp {
             .unwrap_or_default();
         let mut app = Self {
             tabs: Vec::new(),
+            compares: Vec::new(),
             active: 0,
+            offer: None,
+            compare_when_loaded: false,
+            group: None,
+            compare_dialog: None,
             errors: Vec::new(),
             recent,
             loader: Loader::default(),
             dialog: None,
             screenshot,
         };
-        for f in files {
-            app.open(f, ctx);
-        }
+        app.open_all(files, ctx);
         app
+    }
+
+    /// Opens several files; when two or more were asked for together, comparing them is
+    /// offered once they have loaded.
+    pub fn open_all(&mut self, files: Vec<PathBuf>, ctx: &egui::Context) {
+        if files.len() >= 2 {
+            self.group = Some(Group {
+                waiting: files.clone(),
+                loaded: Vec::new(),
+                order: files.clone(),
+            });
+        }
+        for f in files {
+            self.open(f, ctx);
+        }
+    }
+
+    /// Compares the open profiles at `indices` (into [`Self::tabs`]) against the one at
+    /// `indices[baseline]`, in a new tab.
+    pub fn compare_tabs(&mut self, indices: &[usize], baseline: usize) {
+        let profiles: Vec<Arc<Profile>> = indices
+            .iter()
+            .filter_map(|&i| self.tabs.get(i))
+            .map(|t| Arc::clone(&t.profile))
+            .collect();
+        self.compare_profiles(profiles, baseline);
+    }
+
+    /// Opens a comparison of `profiles` (labels from their file names) in a new tab.
+    pub fn compare_profiles(&mut self, profiles: Vec<Arc<Profile>>, baseline: usize) {
+        let labels: Vec<RunLabel> = profiles.iter().map(|p| RunLabel::of_profile(p)).collect();
+        match CompareState::new(profiles, &labels, baseline) {
+            Ok(state) => {
+                self.compares.push(state);
+                self.active = self.tabs.len() + self.compares.len() - 1;
+            }
+            Err(e) => self.errors.push(format!("cannot compare: {e}")),
+        }
+    }
+
+    /// Merges `profiles` (per-rank traces of one distributed job) into one multi-GPU profile on
+    /// a shared time axis, opened in a new tab.
+    pub fn merge_profiles(&mut self, profiles: &[Arc<Profile>]) {
+        let owned: Vec<Profile> = profiles.iter().map(|p| Profile::clone(p)).collect();
+        match merge_ranks(owned) {
+            Ok(merged) => {
+                self.tabs.push(Tab::new(merged));
+                self.active = self.tabs.len() - 1;
+            }
+            Err(e) => self.errors.push(format!("cannot merge the ranks: {e}")),
+        }
     }
 
     /// Starts loading a file; it becomes a tab when ready.
@@ -145,12 +227,42 @@ impl WarpscopeApp {
             match result {
                 Loaded::Done(path, profile) => {
                     self.remember(&path);
-                    self.tabs.push(Tab::new(*profile));
+                    let tab = Tab::new(*profile);
+                    if let Some(g) = &mut self.group
+                        && let Some(k) = g.waiting.iter().position(|p| *p == path)
+                    {
+                        g.waiting.remove(k);
+                        g.loaded.push(Arc::clone(&tab.profile));
+                        // In the order the files were given, not the order they finished.
+                        let order = &g.order;
+                        g.loaded
+                            .sort_by_key(|p| order.iter().position(|o| *o == p.source.path));
+                    }
+                    self.tabs.push(tab);
                     self.active = self.tabs.len() - 1;
                 }
-                Loaded::Failed(_, message) => self.errors.push(message),
-                Loaded::Cancelled(_) => {}
+                Loaded::Failed(path, message) => {
+                    self.forget_waiting(&path);
+                    self.errors.push(message);
+                }
+                Loaded::Cancelled(path) => self.forget_waiting(&path),
             }
+        }
+        if self.group.as_ref().is_some_and(|g| g.waiting.is_empty())
+            && let Some(g) = self.group.take()
+            && g.loaded.len() >= 2
+        {
+            if self.compare_when_loaded {
+                self.compare_profiles(g.loaded, 0);
+            } else {
+                self.offer = Some(g.loaded);
+            }
+        }
+    }
+
+    fn forget_waiting(&mut self, path: &Path) {
+        if let Some(g) = &mut self.group {
+            g.waiting.retain(|p| p != path);
         }
     }
 
@@ -162,8 +274,8 @@ impl WarpscopeApp {
                 .map(|f| f.path().to_path_buf())
                 .collect()
         });
-        for path in dropped {
-            self.open(path, ctx);
+        if !dropped.is_empty() {
+            self.open_all(dropped, ctx);
         }
     }
 
@@ -229,8 +341,21 @@ impl WarpscopeApp {
                         ui.close();
                     }
                 });
+                if ui
+                    .add_enabled(
+                        self.tabs.len() >= 2,
+                        egui::Button::new("Compare open profiles…"),
+                    )
+                    .clicked()
+                {
+                    self.compare_dialog = Some(CompareDialog {
+                        chosen: vec![true; self.tabs.len()],
+                        baseline: 0,
+                    });
+                    ui.close();
+                }
                 ui.separator();
-                let can_close = !self.tabs.is_empty();
+                let can_close = self.tab_count() > 0;
                 if ui
                     .add_enabled(can_close, egui::Button::new("Close tab"))
                     .clicked()
@@ -248,19 +373,34 @@ impl WarpscopeApp {
         });
     }
 
+    fn tab_count(&self) -> usize {
+        self.tabs.len() + self.compares.len()
+    }
+
     fn close_tab(&mut self, index: usize) {
         if index < self.tabs.len() {
             self.tabs.remove(index);
-            self.active = self.active.min(self.tabs.len().saturating_sub(1));
+        } else if index - self.tabs.len() < self.compares.len() {
+            self.compares.remove(index - self.tabs.len());
+        } else {
+            return;
+        }
+        if self.active > index || self.active >= self.tab_count() {
+            self.active = self.active.saturating_sub(1);
         }
     }
 
     fn tab_bar_ui(&mut self, ui: &mut egui::Ui) {
         let mut close = None;
         ui.horizontal_wrapped(|ui| {
-            for (i, tab) in self.tabs.iter().enumerate() {
-                let title = tab.title();
-                if ui.selectable_label(i == self.active, &title).clicked() {
+            let titles: Vec<String> = self
+                .tabs
+                .iter()
+                .map(Tab::title)
+                .chain(self.compares.iter().map(CompareState::title))
+                .collect();
+            for (i, title) in titles.iter().enumerate() {
+                if ui.selectable_label(i == self.active, title).clicked() {
                     self.active = i;
                 }
                 if ui
@@ -272,9 +412,113 @@ impl WarpscopeApp {
                 }
                 ui.separator();
             }
+            if self.tabs.len() >= 2
+                && ui
+                    .button("Compare…")
+                    .on_hover_text("Compare open profiles side by side")
+                    .clicked()
+            {
+                self.compare_dialog = Some(CompareDialog {
+                    chosen: vec![true; self.tabs.len()],
+                    baseline: 0,
+                });
+            }
         });
         if let Some(i) = close {
             self.close_tab(i);
+        }
+    }
+
+    /// The offer made when several files were opened together.
+    fn offer_ui(&mut self, ui: &mut egui::Ui) {
+        let Some(profiles) = &self.offer else {
+            return;
+        };
+        let n = profiles.len();
+        let ranks: Vec<Option<i64>> = profiles.iter().map(|p| profile_rank(p)).collect();
+        let distinct_ranks = ranks.iter().all(Option::is_some) && {
+            let mut r: Vec<i64> = ranks.iter().flatten().copied().collect();
+            r.sort_unstable();
+            r.dedup();
+            r.len() == n
+        };
+        let mut action = None;
+        ui.horizontal(|ui| {
+            ui.label(format!("{n} profiles were opened together."));
+            if ui.button("Compare them").clicked() {
+                action = Some(true);
+            }
+            if distinct_ranks
+                && ui
+                    .button("Merge as ranks of one job")
+                    .on_hover_text("One multi-GPU profile on a shared time axis")
+                    .clicked()
+            {
+                action = Some(false);
+            }
+            if ui.small_button("×").on_hover_text("No, thanks").clicked() {
+                self.offer = None;
+            }
+        });
+        if let Some(compare) = action
+            && let Some(profiles) = self.offer.take()
+        {
+            if compare {
+                self.compare_profiles(profiles, 0);
+            } else {
+                self.merge_profiles(&profiles);
+            }
+        }
+    }
+
+    /// The "Compare…" window: pick open profiles and the baseline.
+    fn compare_dialog_ui(&mut self, ctx: &egui::Context) {
+        let Some(dialog) = &mut self.compare_dialog else {
+            return;
+        };
+        dialog.chosen.resize(self.tabs.len(), false);
+        let mut open = true;
+        let mut go = false;
+        egui::Window::new("Compare profiles")
+            .open(&mut open)
+            .collapsible(false)
+            .resizable(false)
+            .show(ctx, |ui| {
+                ui.label("Profiles to compare, and the baseline the others are measured against:");
+                egui::Grid::new("compare_dialog")
+                    .num_columns(2)
+                    .show(ui, |ui| {
+                        for (i, tab) in self.tabs.iter().enumerate() {
+                            ui.checkbox(&mut dialog.chosen[i], tab.title());
+                            ui.radio_value(&mut dialog.baseline, i, "baseline");
+                            ui.end_row();
+                        }
+                    });
+                let count = dialog.chosen.iter().filter(|&&c| c).count();
+                let ok = count >= 2 && dialog.chosen.get(dialog.baseline) == Some(&true);
+                if !ok {
+                    ui.weak("Choose two or more profiles, the baseline among them.");
+                }
+                if ui.add_enabled(ok, egui::Button::new("Compare")).clicked() {
+                    go = true;
+                }
+            });
+        if go {
+            let indices: Vec<usize> = dialog
+                .chosen
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| **c)
+                .map(|(i, _)| i)
+                .collect();
+            let baseline = indices
+                .iter()
+                .position(|&i| i == dialog.baseline)
+                .unwrap_or(0);
+            self.compare_dialog = None;
+            self.compare_tabs(&indices, baseline);
+        } else if !open {
+            self.compare_dialog = None;
         }
     }
 
@@ -490,21 +734,29 @@ impl eframe::App for WarpscopeApp {
         }
 
         egui::Panel::top("menu").show(ui, |ui| self.menu_bar_ui(ui));
-        if !self.tabs.is_empty() || self.loader.busy() || !self.errors.is_empty() {
+        if self.tab_count() > 0 || self.loader.busy() || !self.errors.is_empty() {
             egui::Panel::top("tabs").show(ui, |ui| {
                 self.errors_ui(ui);
                 self.loading_ui(ui);
-                if !self.tabs.is_empty() {
+                self.offer_ui(ui);
+                if self.tab_count() > 0 {
                     self.tab_bar_ui(ui);
                 }
             });
         }
-        match self.tabs.get_mut(self.active) {
-            Some(tab) => Self::profile_ui(tab, ui),
-            None => {
-                egui::CentralPanel::default().show(ui, |ui| self.welcome_ui(ui));
-            }
+        let n_profiles = self.tabs.len();
+        if let Some(tab) = self.tabs.get_mut(self.active) {
+            Self::profile_ui(tab, ui);
+        } else if let Some(state) = self
+            .active
+            .checked_sub(n_profiles)
+            .and_then(|i| self.compares.get_mut(i))
+        {
+            egui::CentralPanel::default().show(ui, |ui| compare_ui(ui, state));
+        } else {
+            egui::CentralPanel::default().show(ui, |ui| self.welcome_ui(ui));
         }
+        self.compare_dialog_ui(&ctx);
         Self::drop_overlay_ui(&ctx);
         self.screenshot_step(&ctx);
     }

@@ -3,6 +3,7 @@
 //! be driven by the app, by egui_kittest tests and by benchmarks alike.
 
 pub mod colors;
+pub mod compare;
 pub mod range_stats;
 pub mod tables;
 pub mod timeline;

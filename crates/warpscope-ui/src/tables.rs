@@ -170,12 +170,20 @@ pub struct ColumnSpec {
 }
 
 impl ColumnSpec {
-    /// A column whose texts are made at run time (one per compared run, say).
+    /// A column whose texts are made at run time (one per compared run, say), at least
+    /// `width` points wide and wide enough for its title.
     pub fn new(title: impl Into<String>, hint: impl Into<String>, width: f32) -> Self {
+        let title = title.into();
+        #[allow(clippy::cast_precision_loss)]
+        let title_width = title.chars().count() as f32 * 7.5 + 26.0;
         Self {
-            title: Cow::Owned(title.into()),
+            title: Cow::Owned(title),
             hint: Cow::Owned(hint.into()),
-            width,
+            width: if width > 0.0 {
+                width.max(title_width)
+            } else {
+                0.0
+            },
         }
     }
 }
@@ -859,8 +867,6 @@ pub fn rows_table_ui(
             } else {
                 Column::initial(420.0).at_least(120.0).clip(true)
             }
-        } else if i + 1 == columns.len() {
-            Column::remainder().at_least(c.width.min(60.0)).clip(true)
         } else {
             Column::initial(c.width).at_least(40.0).clip(true)
         };

@@ -1,0 +1,981 @@
+//! The comparison of several runs: per-run totals, aligned kernels, copies and CPU operators
+//! with ratios against the baseline, scaling charts for sweeps, and the runs' timelines stacked
+//! with linked zoom and pan.
+//!
+//! Build a [`CompareState`] once from the profiles (the comparison is computed then) and call
+//! [`compare_ui`] every frame.
+
+use std::sync::Arc;
+
+use egui::{Color32, Role, Ui, WidgetInfo};
+use egui_plot::{Bar, BarChart, Legend, Line, Plot, Points};
+use warpscope_core::analysis::compare::{
+    Aligned, CompareError, Comparison, Presence, RunLabel, compare_runs,
+};
+use warpscope_core::model::EventKind;
+use warpscope_core::time::format_duration_ns;
+use warpscope_core::{Profile, TimeRange};
+
+use crate::Selection;
+use crate::colors::kernel_color;
+use crate::tables::{
+    Cell, ColumnSpec, Row, SortBy, TableRows, filtered_sorted, format_bytes, rows_table_ui,
+};
+use crate::timeline::{TimelineState, timeline_ui};
+
+/// The pages of a comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ComparePage {
+    /// Per-kernel table.
+    #[default]
+    Kernels,
+    /// Copies by kind.
+    Copies,
+    /// CPU operators.
+    Ops,
+    /// Scaling charts and the top kernels per run.
+    Charts,
+    /// The runs' timelines, stacked.
+    Timelines,
+}
+
+impl ComparePage {
+    /// The pages in tab order.
+    pub const ALL: [Self; 5] = [
+        Self::Kernels,
+        Self::Copies,
+        Self::Ops,
+        Self::Charts,
+        Self::Timelines,
+    ];
+
+    /// The tab title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Kernels => "Kernels",
+            Self::Copies => "Copies",
+            Self::Ops => "CPU operators",
+            Self::Charts => "Charts",
+            Self::Timelines => "Timelines",
+        }
+    }
+
+    fn table_index(self) -> Option<usize> {
+        match self {
+            Self::Kernels => Some(0),
+            Self::Copies => Some(1),
+            Self::Ops => Some(2),
+            Self::Charts | Self::Timelines => None,
+        }
+    }
+}
+
+/// Where the stacked timelines line up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Alignment {
+    /// At each run's first GPU activity.
+    FirstGpuActivity,
+    /// At the start of `ProfilerStep#N` in each run (runs without it: at the first GPU
+    /// activity).
+    Step(u32),
+}
+
+/// Which per-run columns the kernel table shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(clippy::struct_excessive_bools)] // one switch per column kind, shown as checkboxes
+pub struct KernelColumns {
+    /// Summed time per run.
+    pub total: bool,
+    /// Calls per run.
+    pub calls: bool,
+    /// Mean time per run.
+    pub avg: bool,
+    /// Share of the run's GPU time.
+    pub share: bool,
+    /// Ratio of the total against the baseline's.
+    pub ratio: bool,
+    /// Difference of the total against the baseline's.
+    pub diff: bool,
+}
+
+impl Default for KernelColumns {
+    fn default() -> Self {
+        Self {
+            total: true,
+            calls: true,
+            avg: false,
+            share: false,
+            ratio: true,
+            diff: false,
+        }
+    }
+}
+
+/// A comparison tab: the runs, the comparison computed once, and what the user looks at.
+pub struct CompareState {
+    /// The comparison.
+    pub comparison: Comparison,
+    /// The runs, in the comparison's order.
+    pub profiles: Vec<Arc<Profile>>,
+    /// The page shown.
+    pub page: ComparePage,
+    /// The filter text of the tables (case-insensitive substring of the name).
+    pub filter: String,
+    /// The kernel columns shown.
+    pub kernel_columns: KernelColumns,
+    /// The name selected in a table or on a timeline; highlighted in every run.
+    pub selected: Option<String>,
+    /// How the stacked timelines line up.
+    pub alignment: Alignment,
+    /// One timeline per run.
+    pub timelines: Vec<TimelineState>,
+    /// One selection per run (its highlighted name follows [`Self::selected`]).
+    pub selections: Vec<Selection>,
+    tables: [TableRows; 3],
+    sort: [Option<SortBy>; 3],
+    view: Vec<usize>,
+    view_key: Option<(usize, String, Option<SortBy>, KernelColumns)>,
+    /// The window shared by the timelines, relative to each run's alignment point, and the
+    /// alignment it was made for.
+    linked: Option<(Alignment, TimeRange)>,
+}
+
+impl CompareState {
+    /// Compares `profiles` labelled `labels` against run `baseline` (an index).
+    pub fn new(
+        profiles: Vec<Arc<Profile>>,
+        labels: &[RunLabel],
+        baseline: usize,
+    ) -> Result<Self, CompareError> {
+        let refs: Vec<&Profile> = profiles.iter().map(AsRef::as_ref).collect();
+        let comparison = compare_runs(&refs, labels, baseline)?;
+        let kernel_columns = KernelColumns::default();
+        let tables = [
+            kernel_table(&comparison, kernel_columns),
+            copy_table(&comparison),
+            op_table(&comparison),
+        ];
+        let timelines = profiles.iter().map(|p| TimelineState::new(p)).collect();
+        let selections = vec![Selection::default(); profiles.len()];
+        Ok(Self {
+            comparison,
+            profiles,
+            page: ComparePage::default(),
+            filter: String::new(),
+            kernel_columns,
+            selected: None,
+            alignment: Alignment::FirstGpuActivity,
+            timelines,
+            selections,
+            tables,
+            sort: [None; 3],
+            view: Vec::new(),
+            view_key: None,
+            linked: None,
+        })
+    }
+
+    /// The tab title: the runs' labels.
+    pub fn title(&self) -> String {
+        let labels: Vec<&str> = self
+            .comparison
+            .runs
+            .iter()
+            .map(|r| r.label.as_str())
+            .collect();
+        format!("Compare {}", labels.join(" | "))
+    }
+
+    /// The rows of the current table page in display order (filtered and sorted).
+    pub fn visible_rows(&self) -> Vec<&Row> {
+        let Some(t) = self.page.table_index() else {
+            return Vec::new();
+        };
+        self.view
+            .iter()
+            .filter_map(|&i| self.tables[t].rows.get(i))
+            .collect()
+    }
+
+    /// The table of `page` (kernels, copies or operators).
+    pub fn table(&self, page: ComparePage) -> Option<&TableRows> {
+        page.table_index().map(|t| &self.tables[t])
+    }
+
+    /// Selects `name` in the tables and highlights it on every run's timeline.
+    pub fn select(&mut self, name: Option<String>) {
+        for (sel, p) in self.selections.iter_mut().zip(&self.profiles) {
+            sel.name = name.as_deref().and_then(|n| p.strings.find(n));
+            sel.event = None;
+        }
+        self.selected = name;
+    }
+
+    /// Each run's alignment point, in its own profile nanoseconds.
+    pub fn anchors_ns(&self) -> Vec<i64> {
+        self.profiles
+            .iter()
+            .map(|p| anchor_ns(p, self.alignment))
+            .collect()
+    }
+
+    fn refresh_view(&mut self) {
+        let Some(t) = self.page.table_index() else {
+            return;
+        };
+        let key = (t, self.filter.clone(), self.sort[t], self.kernel_columns);
+        if self.view_key.as_ref() == Some(&key) {
+            return;
+        }
+        if t == 0
+            && self
+                .view_key
+                .as_ref()
+                .is_none_or(|k| k.3 != self.kernel_columns)
+        {
+            self.tables[0] = kernel_table(&self.comparison, self.kernel_columns);
+            self.sort[0] = None;
+        }
+        self.view = filtered_sorted(&self.tables[t].rows, &self.filter, self.sort[t]);
+        self.view_key = Some((t, self.filter.clone(), self.sort[t], self.kernel_columns));
+    }
+}
+
+/// Where `profile` lines up under `alignment`.
+fn anchor_ns(profile: &Profile, alignment: Alignment) -> i64 {
+    let first_gpu = || {
+        profile
+            .tracks
+            .iter()
+            .filter(|t| t.key.is_gpu())
+            .filter_map(|t| {
+                t.events
+                    .kind
+                    .iter()
+                    .position(|k| k.is_gpu_activity())
+                    .map(|i| t.events.start_ns[i])
+            })
+            .min()
+            .unwrap_or(0)
+    };
+    match alignment {
+        Alignment::FirstGpuActivity => first_gpu(),
+        Alignment::Step(n) => profile
+            .strings
+            .find(&format!("ProfilerStep#{n}"))
+            .and_then(|id| {
+                profile
+                    .tracks
+                    .iter()
+                    .filter(|t| !t.key.is_gpu())
+                    .filter_map(|t| {
+                        t.events
+                            .name
+                            .iter()
+                            .zip(&t.events.kind)
+                            .position(|(&name, &kind)| name == id && kind != EventKind::Instant)
+                            .map(|i| t.events.start_ns[i])
+                    })
+                    .min()
+            })
+            .unwrap_or_else(first_gpu),
+    }
+}
+
+/// A status word for an aligned row: `new`, `gone`, `NCCL`.
+fn status<T>(row: &Aligned<T>, nccl: bool) -> String {
+    let mut words = Vec::new();
+    if row.presence.contains(&Presence::New) {
+        words.push("new");
+    }
+    if row.presence.contains(&Presence::Vanished) {
+        words.push("gone");
+    }
+    if nccl {
+        words.push("NCCL");
+    }
+    words.join(" ")
+}
+
+fn run_label(c: &Comparison, r: usize) -> String {
+    let label = &c.runs[r].label;
+    if r == c.baseline {
+        format!("{label} (base)")
+    } else {
+        label.clone()
+    }
+}
+
+fn kernel_table(c: &Comparison, cols: KernelColumns) -> TableRows {
+    let n = c.runs.len();
+    let mut columns = vec![
+        ColumnSpec::new("Kernel", "Kernel name (matched across runs)", 0.0),
+        ColumnSpec::new(
+            "Status",
+            "new: not in the baseline; gone: in the baseline, not in some run; NCCL",
+            70.0,
+        ),
+    ];
+    for r in 0..n {
+        let l = run_label(c, r);
+        if cols.total {
+            columns.push(ColumnSpec::new(
+                format!("Total {l}"),
+                format!("Summed time in {l}"),
+                92.0,
+            ));
+        }
+        if cols.calls {
+            columns.push(ColumnSpec::new(
+                format!("Calls {l}"),
+                format!("Executions in {l}"),
+                70.0,
+            ));
+        }
+        if cols.avg {
+            columns.push(ColumnSpec::new(
+                format!("Avg {l}"),
+                format!("Mean time in {l}"),
+                86.0,
+            ));
+        }
+        if cols.share {
+            columns.push(ColumnSpec::new(
+                format!("Share {l}"),
+                format!("Share of the GPU time of {l}"),
+                72.0,
+            ));
+        }
+        if r != c.baseline {
+            if cols.ratio {
+                columns.push(ColumnSpec::new(
+                    format!("× {l}"),
+                    format!("Total in {l} over total in the baseline"),
+                    70.0,
+                ));
+            }
+            if cols.diff {
+                columns.push(ColumnSpec::new(
+                    format!("Δ {l}"),
+                    format!("Total in {l} minus total in the baseline"),
+                    92.0,
+                ));
+            }
+        }
+    }
+    let rows = c
+        .kernels
+        .iter()
+        .map(|k| {
+            let a = &k.row;
+            let mut cells = vec![Cell::Text(a.name.clone()), Cell::Text(status(a, k.nccl))];
+            for r in 0..n {
+                let s = a.per_run.get(r).and_then(Option::as_ref);
+                if cols.total {
+                    cells.push(Cell::MaybeDurationNs(s.map(|s| s.total_ns)));
+                }
+                if cols.calls {
+                    cells.push(Cell::MaybeCount(s.map(|s| s.calls)));
+                }
+                if cols.avg {
+                    cells.push(Cell::MaybeDurationNs(s.map(|s| s.avg_ns)));
+                }
+                if cols.share {
+                    cells.push(Cell::Percent(s.map_or(0.0, |s| s.share_pct)));
+                }
+                if r != c.baseline {
+                    if cols.ratio {
+                        cells.push(Cell::Ratio(a.ratio_vs_baseline.get(r).copied().flatten()));
+                    }
+                    if cols.diff {
+                        cells.push(Cell::DiffNs(
+                            a.diff_vs_baseline_ns.get(r).copied().unwrap_or(0),
+                        ));
+                    }
+                }
+            }
+            Row::new(a.name.clone(), cells)
+        })
+        .collect();
+    TableRows {
+        columns,
+        name_col: 0,
+        rows,
+        selects_names: true,
+        total: None,
+    }
+}
+
+fn copy_table(c: &Comparison) -> TableRows {
+    let n = c.runs.len();
+    let mut columns = vec![
+        ColumnSpec::new("Kind", "Direction of the copy, or set", 0.0),
+        ColumnSpec::new("Status", "new / gone against the baseline", 60.0),
+    ];
+    for r in 0..n {
+        let l = run_label(c, r);
+        columns.push(ColumnSpec::new(
+            format!("Count {l}"),
+            format!("Copies in {l}"),
+            70.0,
+        ));
+        columns.push(ColumnSpec::new(
+            format!("Bytes {l}"),
+            format!("Bytes moved in {l}"),
+            90.0,
+        ));
+        columns.push(ColumnSpec::new(
+            format!("Time {l}"),
+            format!("Summed time in {l}"),
+            90.0,
+        ));
+        columns.push(ColumnSpec::new(
+            format!("GB/s {l}"),
+            format!("Bandwidth in {l}"),
+            86.0,
+        ));
+    }
+    let rows = c
+        .copies
+        .iter()
+        .map(|a| {
+            let mut cells = vec![Cell::Text(a.name.clone()), Cell::Text(status(a, false))];
+            for r in 0..n {
+                let s = a.per_run.get(r).and_then(Option::as_ref);
+                cells.push(Cell::MaybeCount(s.map(|s| s.calls)));
+                cells.push(match s {
+                    Some(s) => Cell::Text(format_bytes(s.bytes)),
+                    None => Cell::Text("–".to_string()),
+                });
+                cells.push(Cell::MaybeDurationNs(s.map(|s| s.total_ns)));
+                cells.push(Cell::Gbps(s.map_or(0.0, |s| s.gbps)));
+            }
+            Row::new(a.name.clone(), cells)
+        })
+        .collect();
+    TableRows {
+        columns,
+        name_col: 0,
+        rows,
+        selects_names: false,
+        total: None,
+    }
+}
+
+fn op_table(c: &Comparison) -> TableRows {
+    let n = c.runs.len();
+    let mut columns = vec![
+        ColumnSpec::new("Operator", "Framework operator", 0.0),
+        ColumnSpec::new("Status", "new / gone against the baseline", 60.0),
+    ];
+    for r in 0..n {
+        let l = run_label(c, r);
+        columns.push(ColumnSpec::new(
+            format!("Calls {l}"),
+            format!("Calls in {l}"),
+            70.0,
+        ));
+        columns.push(ColumnSpec::new(
+            format!("CPU total {l}"),
+            format!("CPU time including nested operators in {l}"),
+            96.0,
+        ));
+        columns.push(ColumnSpec::new(
+            format!("GPU {l}"),
+            format!("GPU time of the work it launched in {l}"),
+            92.0,
+        ));
+        if r != c.baseline {
+            columns.push(ColumnSpec::new(
+                format!("× {l}"),
+                format!("CPU total in {l} over the baseline's"),
+                70.0,
+            ));
+        }
+    }
+    let rows = c
+        .ops
+        .iter()
+        .map(|a| {
+            let mut cells = vec![Cell::Text(a.name.clone()), Cell::Text(status(a, false))];
+            for r in 0..n {
+                let s = a.per_run.get(r).and_then(Option::as_ref);
+                cells.push(Cell::MaybeCount(s.map(|s| s.calls)));
+                cells.push(Cell::MaybeDurationNs(s.map(|s| s.total_ns)));
+                cells.push(Cell::MaybeDurationNs(s.map(|s| s.gpu_ns)));
+                if r != c.baseline {
+                    cells.push(Cell::Ratio(a.ratio_vs_baseline.get(r).copied().flatten()));
+                }
+            }
+            Row::new(a.name.clone(), cells)
+        })
+        .collect();
+    TableRows {
+        columns,
+        name_col: 0,
+        rows,
+        selects_names: true,
+        total: None,
+    }
+}
+
+/// Draws the comparison: the per-run totals, the page tabs and the current page.
+pub fn compare_ui(ui: &mut Ui, state: &mut CompareState) {
+    totals_ui(ui, state);
+    ui.separator();
+    ui.horizontal(|ui| {
+        for page in ComparePage::ALL {
+            if ui
+                .selectable_label(state.page == page, page.title())
+                .clicked()
+            {
+                state.page = page;
+            }
+        }
+        if state.page.table_index().is_some() {
+            ui.separator();
+            ui.add(
+                egui::TextEdit::singleline(&mut state.filter)
+                    .hint_text("Filter by name")
+                    .desired_width(220.0),
+            );
+        }
+        if state.page == ComparePage::Kernels {
+            ui.separator();
+            let k = &mut state.kernel_columns;
+            ui.checkbox(&mut k.total, "Total");
+            ui.checkbox(&mut k.calls, "Calls");
+            ui.checkbox(&mut k.avg, "Avg");
+            ui.checkbox(&mut k.share, "Share");
+            ui.checkbox(&mut k.ratio, "Ratio");
+            ui.checkbox(&mut k.diff, "Diff");
+        }
+        if state.page == ComparePage::Timelines {
+            ui.separator();
+            alignment_ui(ui, state);
+        }
+    });
+    ui.add_space(2.0);
+    match state.page {
+        ComparePage::Kernels | ComparePage::Copies | ComparePage::Ops => page_table_ui(ui, state),
+        ComparePage::Charts => charts_ui(ui, state),
+        ComparePage::Timelines => timelines_ui(ui, state),
+    }
+}
+
+/// The per-run totals: one row per run.
+fn totals_ui(ui: &mut Ui, state: &CompareState) {
+    let c = &state.comparison;
+    egui::Grid::new("compare_totals")
+        .striped(true)
+        .num_columns(10)
+        .spacing([18.0, 3.0])
+        .show(ui, |ui| {
+            for h in [
+                "Run",
+                "File",
+                "GPU time",
+                "× base",
+                "GPU busy",
+                "Span",
+                "Steps",
+                "Time/step",
+                "Time/sample",
+                "NCCL",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for (r, run) in c.runs.iter().enumerate() {
+                let label = if run.is_baseline {
+                    format!("{} (baseline)", run.label)
+                } else {
+                    run.label.clone()
+                };
+                ui.label(label);
+                let file = std::path::Path::new(&run.path)
+                    .file_name()
+                    .map_or_else(|| run.path.clone(), |f| f.to_string_lossy().into_owned());
+                ui.label(file).on_hover_text(&run.path);
+                let cell = |ui: &mut Ui, text: String, name: &str| {
+                    let resp = ui.monospace(&text);
+                    resp.widget_info(|| {
+                        WidgetInfo::labeled(Role::Label, true, format!("{name} run {r}: {text}"))
+                    });
+                };
+                cell(ui, format_duration_ns(run.gpu_total_ns), "GPU time");
+                cell(
+                    ui,
+                    run.gpu_total_ratio_vs_baseline
+                        .map_or_else(|| "–".to_string(), |x| format!("{x:.2}×")),
+                    "ratio",
+                );
+                cell(ui, format!("{:.1}%", run.gpu_busy_pct), "busy");
+                cell(ui, format_duration_ns(run.span_ns), "span");
+                cell(
+                    ui,
+                    run.steps
+                        .as_ref()
+                        .map_or_else(|| "–".to_string(), |s| s.count.to_string()),
+                    "steps",
+                );
+                cell(
+                    ui,
+                    run.time_per_step_ns
+                        .map_or_else(|| "–".to_string(), format_duration_ns),
+                    "time per step",
+                );
+                cell(
+                    ui,
+                    run.time_per_sample_ns.map_or_else(
+                        || "–".to_string(),
+                        |t| {
+                            #[allow(clippy::cast_possible_truncation)]
+                            let ns = t.round() as i64;
+                            format_duration_ns(ns)
+                        },
+                    ),
+                    "time per sample",
+                );
+                cell(
+                    ui,
+                    if run.nccl_total_ns > 0 {
+                        format_duration_ns(run.nccl_total_ns)
+                    } else {
+                        "–".to_string()
+                    },
+                    "NCCL",
+                );
+                ui.end_row();
+            }
+        });
+}
+
+fn page_table_ui(ui: &mut Ui, state: &mut CompareState) {
+    state.refresh_view();
+    let Some(t) = state.page.table_index() else {
+        return;
+    };
+    let table = &state.tables[t];
+    ui.label(
+        egui::RichText::new(format!(
+            "{} of {} rows · ratios against {}",
+            state.view.len(),
+            table.rows.len(),
+            state.comparison.runs[state.comparison.baseline].label
+        ))
+        .weak(),
+    );
+    let selected = state.selected.clone();
+    let out = egui::ScrollArea::horizontal()
+        .id_salt(("compare_table_scroll", t))
+        .show(ui, |ui| {
+            rows_table_ui(
+                ui,
+                ("compare_table", t),
+                table,
+                &state.view,
+                state.sort[t],
+                &|r| selected.as_deref() == Some(r.name.as_str()),
+                None,
+            )
+        })
+        .inner;
+    if let Some((col, numeric)) = out.header_clicked {
+        state.sort[t] = Some(SortBy::after_click(state.sort[t], col, numeric));
+    }
+    if let Some(ri) = out.clicked {
+        let name = state.tables[t].rows.get(ri).map(|r| r.name.clone());
+        if state.tables[t].selects_names {
+            state.select(name);
+        } else {
+            state.selected = name;
+        }
+    }
+}
+
+fn alignment_ui(ui: &mut Ui, state: &mut CompareState) {
+    ui.label("Align at");
+    let mut step = match state.alignment {
+        Alignment::Step(n) => Some(n),
+        Alignment::FirstGpuActivity => None,
+    };
+    if ui
+        .selectable_label(step.is_none(), "first GPU activity")
+        .clicked()
+    {
+        state.alignment = Alignment::FirstGpuActivity;
+    }
+    let step_button = ui.selectable_label(step.is_some(), "ProfilerStep#");
+    if step_button.clicked() && step.is_none() {
+        let n = first_step_number(&state.profiles).unwrap_or(1);
+        step = Some(n);
+        state.alignment = Alignment::Step(n);
+    }
+    if let Some(mut n) = step
+        && ui
+            .add(egui::DragValue::new(&mut n).range(0..=100_000))
+            .labelled_by(step_button.id)
+            .changed()
+    {
+        state.alignment = Alignment::Step(n);
+    }
+}
+
+/// The lowest `ProfilerStep#N` in any run.
+fn first_step_number(profiles: &[Arc<Profile>]) -> Option<u32> {
+    profiles
+        .iter()
+        .flat_map(|p| {
+            (0..u32::try_from(p.strings.len()).unwrap_or(u32::MAX)).filter_map(|i| {
+                p.strings
+                    .get(warpscope_core::StrId(i))
+                    .strip_prefix("ProfilerStep#")?
+                    .parse::<u32>()
+                    .ok()
+            })
+        })
+        .min()
+}
+
+/// The runs' timelines stacked, each with its label; zoom and pan in one moves all of them,
+/// kept aligned at each run's alignment point.
+fn timelines_ui(ui: &mut Ui, state: &mut CompareState) {
+    let anchors = state.anchors_ns();
+    let n = state.profiles.len();
+    // The shared window, relative to the anchors: the baseline's whole run at first.
+    let base = state.comparison.baseline;
+    let rel = match state.linked {
+        Some((a, r)) if a == state.alignment => r,
+        _ => {
+            let v = state.timelines[base].visible_range();
+            let off = anchors[base];
+            TimeRange::new(v.start_ns - off, v.end_ns - off)
+        }
+    };
+    let gap = 6.0;
+    #[allow(clippy::cast_precision_loss)]
+    let each_h = ((ui.available_height() - gap * n as f32) / n as f32).max(150.0);
+    let mut changed: Option<TimeRange> = None;
+    let mut clicked_name: Option<Option<String>> = None;
+    egui::ScrollArea::vertical()
+        .id_salt("compare_timelines")
+        .auto_shrink(false)
+        .show(ui, |ui| {
+            for (i, &off) in anchors.iter().enumerate() {
+                let expected = TimeRange::new(rel.start_ns + off, rel.end_ns + off);
+                if state.timelines[i].visible_range() != expected {
+                    state.timelines[i].set_visible_range(expected);
+                }
+                ui.horizontal(|ui| {
+                    ui.strong(&state.comparison.runs[i].label);
+                    ui.weak(&state.comparison.runs[i].path);
+                });
+                let width = ui.available_width();
+                let before_name = state.selections[i].name;
+                ui.allocate_ui(egui::vec2(width, each_h), |ui| {
+                    ui.push_id(("compare_timeline", i), |ui| {
+                        let _ = timeline_ui(
+                            ui,
+                            &state.profiles[i],
+                            &mut state.timelines[i],
+                            &mut state.selections[i],
+                        );
+                    });
+                });
+                let now = state.timelines[i].visible_range();
+                if now != expected && changed.is_none() {
+                    changed = Some(TimeRange::new(now.start_ns - off, now.end_ns - off));
+                }
+                if state.selections[i].name != before_name {
+                    clicked_name = Some(
+                        state.selections[i]
+                            .name
+                            .map(|id| state.profiles[i].str(id).to_string()),
+                    );
+                }
+                ui.add_space(gap);
+            }
+        });
+    let rel = changed.unwrap_or(rel);
+    state.linked = Some((state.alignment, rel));
+    if changed.is_some() {
+        ui.ctx().request_repaint();
+    }
+    if let Some(name) = clicked_name {
+        let keep: Vec<_> = state.selections.iter().map(|s| s.event).collect();
+        state.select(name);
+        for (s, e) in state.selections.iter_mut().zip(keep) {
+            s.event = e;
+        }
+    }
+}
+
+/// How many kernels the charts follow.
+const CHART_KERNELS: usize = 8;
+
+/// The scaling charts (when the labels carry a number that varies) and the top kernels' time
+/// per run.
+fn charts_ui(ui: &mut Ui, state: &CompareState) {
+    let c = &state.comparison;
+    let top: Vec<usize> = top_kernels(c, CHART_KERNELS);
+    let height = (ui.available_height() / 2.0 - 30.0).max(160.0);
+    match &c.sweep {
+        Some(key) => {
+            let runs: Vec<(f64, usize)> = c
+                .runs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| r.sweep_value.map(|x| (x, i)))
+                .collect();
+            ui.columns(2, |cols| {
+                cols[0].strong(format!("Time per step and per sample against {key}"));
+                Plot::new("compare_step_scaling")
+                    .height(height)
+                    .legend(Legend::default())
+                    .x_axis_label(key.clone())
+                    .y_axis_label("ms")
+                    .show(&mut cols[0], |plot| {
+                        let series = |f: &dyn Fn(usize) -> Option<f64>| -> Vec<[f64; 2]> {
+                            let mut v: Vec<[f64; 2]> = runs
+                                .iter()
+                                .filter_map(|&(x, i)| f(i).map(|y| [x, y]))
+                                .collect();
+                            v.sort_by(|a, b| a[0].total_cmp(&b[0]));
+                            v
+                        };
+                        #[allow(clippy::cast_precision_loss)]
+                        let step = series(&|i| c.runs[i].time_per_step_ns.map(|t| t as f64 / 1e6));
+                        let sample = series(&|i| c.runs[i].time_per_sample_ns.map(|t| t / 1e6));
+                        #[allow(clippy::cast_precision_loss)]
+                        let gpu = series(&|i| Some(c.runs[i].gpu_total_ns as f64 / 1e6));
+                        for (name, pts, color) in [
+                            ("time per step", step, Color32::from_rgb(0x4e, 0x9a, 0xd8)),
+                            (
+                                "time per sample",
+                                sample,
+                                Color32::from_rgb(0xe0, 0x8a, 0x3c),
+                            ),
+                            ("GPU time", gpu, Color32::from_rgb(0x6a, 0xb0, 0x4c)),
+                        ] {
+                            if pts.is_empty() {
+                                continue;
+                            }
+                            plot.line(Line::new(name, pts.clone()).color(color).width(2.0));
+                            plot.points(Points::new(name, pts).color(color).radius(3.5));
+                        }
+                    });
+                cols[1].strong(format!("Top kernels' time against {key}"));
+                Plot::new("compare_kernel_scaling")
+                    .height(height)
+                    .legend(Legend::default())
+                    .x_axis_label(key.clone())
+                    .y_axis_label("ms")
+                    .show(&mut cols[1], |plot| {
+                        for &k in &top {
+                            let row = &c.kernels[k].row;
+                            let mut pts: Vec<[f64; 2]> = runs
+                                .iter()
+                                .filter_map(|&(x, i)| {
+                                    let s = row.per_run.get(i)?.as_ref()?;
+                                    #[allow(clippy::cast_precision_loss)]
+                                    Some([x, s.total_ns as f64 / 1e6])
+                                })
+                                .collect();
+                            pts.sort_by(|a, b| a[0].total_cmp(&b[0]));
+                            let name = short_name(&row.name);
+                            let color = kernel_color(&row.name);
+                            plot.line(Line::new(name.clone(), pts.clone()).color(color));
+                            plot.points(Points::new(name, pts).color(color).radius(3.0));
+                        }
+                    });
+            });
+        }
+        None => {
+            ui.weak(
+                "No scaling chart: the run labels carry no number that differs between runs \
+                 (name files like model_b8, model_b16, or label them batch=8).",
+            );
+        }
+    }
+    ui.strong("Top kernels: time per run");
+    Plot::new("compare_top_kernels")
+        .height(height)
+        .legend(Legend::default())
+        .y_axis_label("ms")
+        .x_axis_formatter(|mark, _| format!("#{}", mark.value.round() + 1.0))
+        .show(ui, |plot| {
+            let n = c.runs.len();
+            #[allow(clippy::cast_precision_loss)]
+            let width = 0.8 / n as f64;
+            for r in 0..n {
+                let bars: Vec<Bar> = top
+                    .iter()
+                    .enumerate()
+                    .map(|(slot, &k)| {
+                        let row = &c.kernels[k].row;
+                        let total = row
+                            .per_run
+                            .get(r)
+                            .and_then(Option::as_ref)
+                            .map_or(0, |s| s.total_ns);
+                        #[allow(clippy::cast_precision_loss)]
+                        let x = slot as f64 - 0.4 + width * (r as f64 + 0.5);
+                        #[allow(clippy::cast_precision_loss)]
+                        Bar::new(x, total as f64 / 1e6)
+                            .width(width * 0.9)
+                            .name(short_name(&row.name))
+                    })
+                    .collect();
+                plot.bar_chart(BarChart::new(c.runs[r].label.clone(), bars).color(run_color(r)));
+            }
+        });
+}
+
+/// The kernels with the largest total in any run, largest first.
+pub fn top_kernels(c: &Comparison, count: usize) -> Vec<usize> {
+    let mut order: Vec<(i64, usize)> = c
+        .kernels
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let max = k
+                .row
+                .per_run
+                .iter()
+                .flatten()
+                .map(|s| s.total_ns)
+                .max()
+                .unwrap_or(0);
+            (max, i)
+        })
+        .collect();
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    order.into_iter().take(count).map(|(_, i)| i).collect()
+}
+
+/// A kernel name short enough for a legend.
+fn short_name(name: &str) -> String {
+    let base = name.split('(').next().unwrap_or(name);
+    let base = base.strip_prefix("void ").unwrap_or(base);
+    let mut out: String = base.chars().take(48).collect();
+    if base.chars().count() > 48 {
+        out.push('…');
+    }
+    out
+}
+
+/// A colour per run (a small qualitative palette).
+fn run_color(r: usize) -> Color32 {
+    const PALETTE: [Color32; 8] = [
+        Color32::from_rgb(0x4e, 0x79, 0xa7),
+        Color32::from_rgb(0xf2, 0x8e, 0x2b),
+        Color32::from_rgb(0x59, 0xa1, 0x4f),
+        Color32::from_rgb(0xe1, 0x57, 0x59),
+        Color32::from_rgb(0x76, 0xb7, 0xb2),
+        Color32::from_rgb(0xed, 0xc9, 0x48),
+        Color32::from_rgb(0xb0, 0x7a, 0xa1),
+        Color32::from_rgb(0xff, 0x9d, 0xa7),
+    ];
+    PALETTE[r % PALETTE.len()]
+}

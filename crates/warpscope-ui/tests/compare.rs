@@ -1,0 +1,253 @@
+//! The comparison view driven through egui_kittest over the AlexNet batch sweep and the
+//! ResNet-50 FP32/AMP pair in `sample_profiles/`: the totals and columns a user reads, the
+//! charts' points, linked zoom of the stacked timelines, selection across runs, and snapshots.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use egui::Key;
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use warpscope_core::analysis::compare::RunLabel;
+use warpscope_core::time::format_duration_ns;
+use warpscope_core::{Profile, Progress, import_file};
+use warpscope_ui::compare::{Alignment, ComparePage, CompareState, compare_ui, top_kernels};
+
+fn load(name: &str) -> Arc<Profile> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../sample_profiles")
+        .join(name);
+    Arc::new(import_file(&path, &Progress::new()).unwrap())
+}
+
+fn alexnet_sweep() -> Vec<Arc<Profile>> {
+    static P: OnceLock<Vec<Arc<Profile>>> = OnceLock::new();
+    P.get_or_init(|| {
+        ["b8", "b16", "b32", "b128"]
+            .iter()
+            .map(|b| load(&format!("alexnet_{b}.pt.trace.json.gz")))
+            .collect()
+    })
+    .clone()
+}
+
+fn state_of(profiles: Vec<Arc<Profile>>) -> CompareState {
+    let labels: Vec<RunLabel> = profiles.iter().map(|p| RunLabel::of_profile(p)).collect();
+    CompareState::new(profiles, &labels, 0).unwrap()
+}
+
+fn harness(state: CompareState) -> Harness<'static, CompareState> {
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1600.0, 1000.0))
+        .with_max_steps(64)
+        .build_ui_state(
+            |ui, state: &mut CompareState| {
+                egui::CentralPanel::default().show(ui, |ui| compare_ui(ui, state));
+            },
+            state,
+        );
+    h.run();
+    h
+}
+
+#[test]
+fn four_runs_give_four_columns_of_totals_and_of_kernels() {
+    let mut h = harness(state_of(alexnet_sweep()));
+    // PyTorch's own GPU totals, one per run, with the labels parsed from the file names.
+    for (r, (label, ns)) in [
+        ("batch=8", 4_870_889),
+        ("batch=16", 7_206_323),
+        ("batch=32", 11_593_018),
+        ("batch=128", 39_868_961),
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert_eq!(h.state().comparison.runs[r].label, *label);
+        h.get_by_label(&format!("GPU time run {r}: {}", format_duration_ns(*ns)));
+    }
+    h.get_by_label("batch=8 (baseline)");
+    // Kernel table: one Total and one Calls column per run, a ratio per non-baseline run.
+    let table = h.state().table(ComparePage::Kernels).unwrap();
+    let titles: Vec<String> = table.columns.iter().map(|c| c.title.to_string()).collect();
+    for label in ["batch=8 (base)", "batch=16", "batch=32", "batch=128"] {
+        assert!(titles.contains(&format!("Total {label}")), "{titles:?}");
+        assert!(titles.contains(&format!("Calls {label}")), "{titles:?}");
+    }
+    assert_eq!(titles.iter().filter(|t| t.starts_with("× ")).count(), 3);
+    // The optimizer kernel runs 12 times in every run: one row, four totals.
+    let row = h
+        .state()
+        .visible_rows()
+        .into_iter()
+        .find(|r| r.name.contains("multi_tensor_apply_kernel"))
+        .unwrap()
+        .clone();
+    let totals: Vec<String> = row
+        .cells
+        .iter()
+        .zip(&titles)
+        .filter(|(_, t)| t.starts_with("Total "))
+        .map(|(c, _)| c.text())
+        .collect();
+    assert_eq!(totals.len(), 4);
+    assert!(totals.iter().all(|t| t != "–"), "{totals:?}");
+
+    // Showing the Avg columns adds one per run.
+    h.get_by_label("Avg").click();
+    h.run();
+    let n = h.state().table(ComparePage::Kernels).unwrap().columns.len();
+    assert_eq!(n, titles.len() + 4);
+}
+
+#[test]
+fn the_filter_and_a_header_click_order_the_kernels() {
+    let mut h = harness(state_of(alexnet_sweep()));
+    h.get_by_role(egui::Role::TextInput).click();
+    h.run();
+    h.get_by_role(egui::Role::TextInput).type_text("GEMM");
+    h.run();
+    let rows = h.state().visible_rows();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r.name.to_lowercase().contains("gemm")));
+    h.get_by_label("Total batch=16").click();
+    h.run();
+    let totals: Vec<Option<i64>> = h
+        .state()
+        .visible_rows()
+        .iter()
+        .map(|r| {
+            let col = h
+                .state()
+                .table(ComparePage::Kernels)
+                .unwrap()
+                .columns
+                .iter()
+                .position(|c| c.title == "Total batch=16")
+                .unwrap();
+            match &r.cells[col] {
+                warpscope_ui::tables::Cell::MaybeDurationNs(v) => *v,
+                other => panic!("{other:?}"),
+            }
+        })
+        .collect();
+    assert!(totals.windows(2).all(|w| w[0] >= w[1]), "{totals:?}");
+}
+
+#[test]
+fn amp_shows_replaced_kernels_as_new_and_gone() {
+    let h = harness(state_of(vec![
+        load("resnet50_b64_fp32.pt.trace.json.gz"),
+        load("resnet50_b64_amp.pt.trace.json.gz"),
+    ]));
+    let c = &h.state().comparison;
+    assert_eq!(c.runs[0].gpu_total_ns, 82_994_730);
+    assert_eq!(c.runs[1].gpu_total_ns, 57_903_050);
+    let rows = h.state().visible_rows();
+    let status = |needle: &str| {
+        rows.iter()
+            .filter(|r| r.name.contains(needle))
+            .map(|r| r.cells[1].text())
+            .collect::<Vec<_>>()
+    };
+    assert!(status("bn_bw_1C11_kernel_new<float").contains(&"gone".to_string()));
+    assert!(status("__half").iter().any(|s| s == "new"));
+}
+
+#[test]
+fn the_scaling_chart_has_one_point_per_run() {
+    let mut state = state_of(alexnet_sweep());
+    state.page = ComparePage::Charts;
+    let mut h = harness(state);
+    let c = &h.state().comparison;
+    assert_eq!(c.sweep.as_deref(), Some("batch"));
+    let xs: Vec<f64> = c.runs.iter().filter_map(|r| r.sweep_value).collect();
+    assert_eq!(xs, vec![8.0, 16.0, 32.0, 128.0]);
+    assert!(c.runs.iter().all(|r| r.time_per_step_ns.is_some()));
+    assert_eq!(top_kernels(c, 8).len(), 8);
+    h.get_by_label_contains("Time per step and per sample against batch");
+    h.get_by_label_contains("Top kernels' time against batch");
+    h.snapshot("compare_alexnet_charts");
+}
+
+#[test]
+fn zooming_one_timeline_moves_all_of_them() {
+    let mut state = state_of(alexnet_sweep());
+    state.page = ComparePage::Timelines;
+    let mut h = harness(state);
+    let anchors = h.state().anchors_ns();
+    let before: Vec<_> = h
+        .state()
+        .timelines
+        .iter()
+        .map(|t| t.visible_range())
+        .collect();
+    // Zoom in with W over the second run's timeline.
+    let lanes = h.get_all_by_label("timeline").nth(1).unwrap().rect();
+    h.hover_at(lanes.center());
+    h.run();
+    for _ in 0..3 {
+        h.key_press(Key::W);
+    }
+    h.run();
+    let after: Vec<_> = h
+        .state()
+        .timelines
+        .iter()
+        .map(|t| t.visible_range())
+        .collect();
+    assert!(after[1].duration_ns() < before[1].duration_ns() / 2);
+    // Every run shows the same window relative to its first GPU activity.
+    for i in 0..after.len() {
+        assert_eq!(after[i].duration_ns(), after[1].duration_ns());
+        assert_eq!(
+            after[i].start_ns - anchors[i],
+            after[1].start_ns - anchors[1]
+        );
+    }
+    // Aligned at ProfilerStep#3 instead, the runs line up at that step.
+    h.state_mut().alignment = Alignment::Step(3);
+    h.run();
+    let anchors = h.state().anchors_ns();
+    assert!(
+        anchors
+            .iter()
+            .zip(h.state().anchors_ns())
+            .all(|(a, b)| *a == b)
+    );
+    let views: Vec<_> = h
+        .state()
+        .timelines
+        .iter()
+        .map(|t| t.visible_range())
+        .collect();
+    for i in 0..views.len() {
+        assert_eq!(
+            views[i].start_ns - anchors[i],
+            views[0].start_ns - anchors[0]
+        );
+    }
+    h.snapshot("compare_alexnet_timelines");
+}
+
+#[test]
+fn selecting_a_kernel_highlights_it_in_every_run() {
+    let mut h = harness(state_of(alexnet_sweep()));
+    let name = h
+        .state()
+        .visible_rows()
+        .into_iter()
+        .find(|r| r.name.contains("multi_tensor_apply_kernel"))
+        .unwrap()
+        .name
+        .clone();
+    h.get_by_label(&name).click();
+    h.run();
+    assert_eq!(h.state().selected.as_deref(), Some(name.as_str()));
+    for (sel, p) in h.state().selections.iter().zip(&h.state().profiles) {
+        let id = sel.name.expect("highlighted in every run");
+        assert_eq!(p.str(id), name);
+    }
+}
