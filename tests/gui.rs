@@ -359,3 +359,54 @@ fn the_compare_dialog_compares_chosen_open_profiles_against_the_chosen_baseline(
         "{ratio}"
     );
 }
+
+#[test]
+fn ranks_of_one_job_opened_together_merge_into_one_profile_with_a_gpu_each() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples/chrome-kineto");
+    let ranks: Vec<PathBuf> = ["0", "1"]
+        .iter()
+        .map(|r| dir.join(format!("hta_world128_sampled_rank-{r}.json.gz")))
+        .collect();
+    if !ranks.iter().all(|p| p.exists()) {
+        eprintln!("skipped: the world-128 rank traces are absent");
+        return;
+    }
+    let mut h = app_harness(ranks);
+    settle(&mut h);
+    h.get_by_label("Merge as ranks of one job").click();
+    h.run();
+    let app = h.state();
+    assert_eq!(app.tabs.len(), 3, "the two ranks and the merged job");
+    let merged = &app.tabs[app.active].profile;
+    assert_eq!(merged.devices.len(), 2);
+    let nccl_gpus: std::collections::BTreeSet<u32> = merged
+        .tracks
+        .iter()
+        .filter_map(|t| match t.key {
+            warpscope_core::TrackKey::Gpu { device, .. }
+                if t.events
+                    .name
+                    .iter()
+                    .any(|&n| warpscope_core::analysis::compare::is_nccl_kernel(merged.str(n))) =>
+            {
+                Some(device)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(nccl_gpus.len(), 2, "NCCL kernels on each GPU");
+    // Its timeline shows both GPUs.
+    let mut h2 = h;
+    let names = {
+        let app = h2.state_mut();
+        let i = app.active;
+        let tab = &mut app.tabs[i];
+        tab.timeline.lane_names(&tab.profile)
+    };
+    let gpus: std::collections::BTreeSet<&str> = names
+        .iter()
+        .filter_map(|n| n.split(" · ").next())
+        .filter(|g| g.starts_with("GPU "))
+        .collect();
+    assert_eq!(gpus.len(), 2, "{names:#?}");
+}
