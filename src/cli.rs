@@ -1,4 +1,5 @@
-//! Command-line interface: `summary`, `info`, and the default action on bare file arguments.
+//! Command-line interface: `summary`, `info`, `compare`, and the default action on bare file
+//! arguments.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -17,7 +18,8 @@ use crate::report;
 #[command(name = "warpscope", version, args_conflicts_with_subcommands = true)]
 #[command(
     after_help = "Examples:\n  warpscope summary sample_profiles/alexnet_b8.pt.trace.json.gz\n  \
-    warpscope summary trace.json --top 10 --format json\n  warpscope info trace.json.gz"
+    warpscope summary trace.json --top 10 --format json\n  warpscope info trace.json.gz\n  \
+    warpscope compare sample_profiles/alexnet_b8.pt.trace.json.gz sample_profiles/alexnet_b32.pt.trace.json.gz"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -68,7 +70,46 @@ enum Command {
         #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
         format: OutputFormat,
     },
+    /// Runs side by side (a batch sweep, 1 vs 2 GPUs, FP32 vs AMP): per-run totals, then kernels,
+    /// copies by kind and CPU operators aligned by name, with ratios against a baseline run.
+    #[command(after_help = COMPARE_HELP)]
+    Compare {
+        /// The runs, at least two, in any supported formats. Join the per-rank traces of one
+        /// distributed job with `+` (`r0.json+r1.json`) to merge them into one run.
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+        /// The run the others are measured against, counted from 1 in the order of the runs
+        /// (merged ranks count as one run).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        baseline: usize,
+        /// Label a run instead of reading its file name: FILE is the argument as typed or a file
+        /// name; LABEL is free text, `key=value` pairs are read from it (`batch=64,precision=amp`).
+        /// Repeat for several runs.
+        #[arg(long = "label", value_name = "FILE=LABEL")]
+        labels: Vec<String>,
+        /// Show the N kernels, copy kinds and CPU operators with the longest time in any run
+        /// (0: all). Totals always count everything.
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        top: usize,
+        /// Do not merge files whose names differ only in the rank (`job_rank0`, `job_rank1`).
+        #[arg(long)]
+        no_merge: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        format: OutputFormat,
+    },
 }
+
+const COMPARE_HELP: &str = "\
+Runs are labelled from their file names (alexnet_b32 -> batch=32, bert_ddp2_rank1 -> gpus=2,
+rank=1, resnet50_b64_amp -> batch=64, precision=amp). Files in one directory whose names and
+labels differ only in the rank are merged into one run (unless that leaves fewer than two runs,
+or with --no-merge); `+` merges files explicitly.
+
+Examples:
+  warpscope compare sample_profiles/alexnet_b{8,16,32,128}.pt.trace.json.gz
+  warpscope compare fp32.json amp.json --baseline 2 --label fp32.json=precision=fp32
+  warpscope compare one_gpu.json job_rank0.json+job_rank1.json --format json";
 
 /// How tables are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -88,6 +129,24 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let profile = load(&file, cli.common)?;
             let summary = warpscope_core::analysis::summary_report(&profile, TimeRange::ALL, top);
             emit(&report::summary(&summary, format)?)?;
+        }
+        Some(Command::Compare {
+            files,
+            baseline,
+            labels,
+            top,
+            no_merge,
+            format,
+        }) => {
+            let output = crate::compare::compare(&crate::compare::CompareOptions {
+                files,
+                baseline,
+                labels,
+                top,
+                auto_merge: !no_merge,
+                timings: cli.common.timings,
+            })?;
+            emit(&report::compare(&output, format)?)?;
         }
         Some(Command::Info { file, format }) => {
             let profile = load(&file, cli.common)?;
@@ -122,10 +181,15 @@ fn emit(text: &str) -> Result<()> {
 }
 
 fn load(path: &Path, common: Common) -> Result<Profile> {
+    load_profile(path, common.timings)
+}
+
+/// Reads one profile; with `timings`, prints where the time went to stderr.
+pub(crate) fn load_profile(path: &Path, timings: bool) -> Result<Profile> {
     let progress = Progress::new();
-    let (profile, timings) = warpscope_core::import_file_timed(path, &progress)?;
-    if common.timings {
-        print_timings(&profile, &timings);
+    let (profile, import_timings) = warpscope_core::import_file_timed(path, &progress)?;
+    if timings {
+        print_timings(&profile, &import_timings);
     }
     Ok(profile)
 }

@@ -3,5 +3,6 @@
 
 pub mod app;
 pub mod cli;
+pub mod compare;
 pub mod gui;
 mod report;
