@@ -29,11 +29,11 @@ fn main() {
         })
         .map(Arc::new)
         .collect();
-    measure("alexnet x4", alexnet);
+    measure("alexnet x4", &alexnet);
     match import_file(Path::new(BIG), &Progress::new()) {
         Ok(p) => {
             let p = Arc::new(p);
-            measure("resnet50_b32_60steps x2", vec![Arc::clone(&p), p]);
+            measure("resnet50_b32_60steps x2", &[Arc::clone(&p), p]);
         }
         Err(e) => println!("skipped the 139 MB trace: {e}"),
     }
@@ -42,13 +42,13 @@ fn main() {
     }
 }
 
-fn measure(label: &str, profiles: Vec<Arc<Profile>>) {
+fn measure(label: &str, profiles: &[Arc<Profile>]) {
     let labels: Vec<RunLabel> = profiles.iter().map(|p| RunLabel::of_profile(p)).collect();
     let mut times = Vec::new();
     let mut state = None;
     for _ in 0..5 {
         let t = Instant::now();
-        state = CompareState::new(profiles.clone(), &labels, 0).ok();
+        state = CompareState::new(profiles.to_vec(), &labels, 0).ok();
         times.push(ms(t));
     }
     let Some(mut state) = state else {
