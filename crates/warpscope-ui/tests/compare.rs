@@ -19,7 +19,10 @@ fn load(name: &str) -> Arc<Profile> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../sample_profiles")
         .join(name);
-    Arc::new(import_file(&path, &Progress::new()).unwrap())
+    let mut profile = import_file(&path, &Progress::new()).unwrap();
+    // Snapshots show the path: keep it the same in every checkout.
+    profile.source.path = PathBuf::from("sample_profiles").join(name);
+    Arc::new(profile)
 }
 
 fn alexnet_sweep() -> Vec<Arc<Profile>> {
