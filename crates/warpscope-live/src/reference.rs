@@ -1,0 +1,333 @@
+//! CPU references for the bundled kernels, in `f64`, and the check of a GPU result against them:
+//! the relative error ‖got − want‖ / ‖want‖ over every element (or, for the products, over a
+//! fixed sample of rows and outputs), with NaN never passing, so an unwritten (poisoned) output
+//! fails.
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::CONV;
+
+/// The outcome of comparing a result with its CPU reference.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// ‖got − want‖₂ / ‖want‖₂ (NaN if any compared element was NaN).
+    pub rel_error: f64,
+    /// The largest relative error accepted.
+    pub tolerance: f64,
+    /// How many elements were compared.
+    pub compared: u64,
+    /// True when `rel_error <= tolerance` (never for NaN).
+    pub ok: bool,
+}
+
+impl Check {
+    fn new(err2: f64, ref2: f64, compared: u64, tolerance: f64) -> Self {
+        let rel_error = if ref2 > 0.0 {
+            (err2 / ref2).sqrt()
+        } else {
+            err2.sqrt()
+        };
+        Self {
+            rel_error,
+            tolerance,
+            compared,
+            ok: rel_error <= tolerance,
+        }
+    }
+}
+
+/// ‖got − want‖₂ / ‖want‖₂ over two slices of equal length.
+pub fn relative_error(got: &[f32], want: &[f64]) -> f64 {
+    let mut acc = Accumulator::default();
+    for (&g, &w) in got.iter().zip(want) {
+        acc.add(g, w);
+    }
+    Check::new(acc.err2, acc.ref2, acc.n, 0.0).rel_error
+}
+
+#[derive(Default)]
+struct Accumulator {
+    err2: f64,
+    ref2: f64,
+    n: u64,
+}
+
+impl Accumulator {
+    fn add(&mut self, got: f32, want: f64) {
+        let d = f64::from(got) - want;
+        self.err2 += d * d;
+        self.ref2 += want * want;
+        self.n += 1;
+    }
+
+    fn check(&self, tolerance: f64) -> Check {
+        Check::new(self.err2, self.ref2, self.n, tolerance)
+    }
+}
+
+/// Single-precision element-wise results are exact up to one rounding.
+const ELEMENTWISE_TOL: f64 = 1e-6;
+/// Sums of many products in `f32` drift further from the `f64` reference.
+const ACCUMULATE_TOL: f64 = 1e-4;
+
+/// A small, fast generator for test data (xorshift64*), seeded per run so every check sees
+/// fresh inputs.
+#[derive(Clone, Debug)]
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn new(seed: u64) -> Self {
+        Self(seed | 1)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in [lo, hi).
+    pub(crate) fn fill(&mut self, buf: &mut [f32], lo: f32, hi: f32) {
+        for v in buf {
+            let unit = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+            *v = lo + (hi - lo) * unit;
+        }
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
+    }
+}
+
+/// The CPU baseline of `vector_add`: one thread, the same loop as the kernel.
+pub(crate) fn cpu_vector_add(a: &[f32], b: &[f32], c: &mut [f32]) {
+    for ((c, &a), &b) in c.iter_mut().zip(a).zip(b) {
+        *c = a + b;
+    }
+}
+
+pub(crate) fn check_vector_add(a: &[f32], b: &[f32], c: &[f32]) -> Check {
+    let mut acc = Accumulator::default();
+    for ((&a, &b), &c) in a.iter().zip(b).zip(c) {
+        acc.add(c, f64::from(a) + f64::from(b));
+    }
+    acc.check(ELEMENTWISE_TOL)
+}
+
+pub(crate) fn check_saxpy(alpha: f32, x: &[f32], y_before: &[f32], y: &[f32]) -> Check {
+    let mut acc = Accumulator::default();
+    for ((&x, &y0), &y) in x.iter().zip(y_before).zip(y) {
+        acc.add(y, f64::from(alpha) * f64::from(x) + f64::from(y0));
+    }
+    acc.check(ELEMENTWISE_TOL)
+}
+
+/// A copy must be bit-exact.
+pub(crate) fn check_copy(src: &[f32], dst: &[f32]) -> Check {
+    let mut acc = Accumulator::default();
+    for (&s, &d) in src.iter().zip(dst) {
+        acc.add(d, f64::from(s));
+    }
+    acc.check(0.0)
+}
+
+/// Host-device transfers of bytes must arrive unchanged.
+pub(crate) fn check_bytes(src: &[u8], dst: &[u8]) -> Check {
+    let differing = src.iter().zip(dst).filter(|(a, b)| a != b).count() as f64;
+    let n = src.len().min(dst.len()) as u64;
+    Check {
+        rel_error: if n == 0 { 0.0 } else { differing / n as f64 },
+        tolerance: 0.0,
+        compared: n,
+        ok: differing == 0.0 && src.len() == dst.len(),
+    }
+}
+
+/// Row-major `n x n` product, checked on 16 sampled rows (every column of each).
+pub(crate) fn check_sgemm(a: &[f32], b: &[f32], c: &[f32], n: usize, seed: u64) -> Check {
+    let mut acc = Accumulator::default();
+    let mut rng = Rng::new(seed);
+    let rows = n.min(16);
+    let mut want = vec![0f64; n];
+    for r in 0..rows {
+        let row = if rows == n {
+            r
+        } else {
+            rng.below(n as u64) as usize
+        };
+        want.iter_mut().for_each(|w| *w = 0.0);
+        for p in 0..n {
+            let x = f64::from(a[row * n + p]);
+            for (w, &y) in want.iter_mut().zip(&b[p * n..(p + 1) * n]) {
+                *w += x * f64::from(y);
+            }
+        }
+        for (col, &w) in want.iter().enumerate() {
+            acc.add(c[row * n + col], w);
+        }
+    }
+    acc.check(ACCUMULATE_TOL)
+}
+
+pub(crate) fn check_reduce(x: &[f32], got: f32) -> Check {
+    let want: f64 = x.iter().map(|&v| f64::from(v)).sum();
+    let mut acc = Accumulator::default();
+    acc.add(got, want);
+    acc.check(ACCUMULATE_TOL)
+}
+
+/// One output of the bundled convolution, in `f64`.
+fn conv_output(input: &[f32], weight: &[f32], bias: &[f32], index: usize) -> f64 {
+    let (cin, cout, side, ks) = CONV;
+    let (cin, cout, side, ks) = (cin as usize, cout as usize, side as usize, ks as usize);
+    let pad = ks / 2;
+    let x = index % side;
+    let y = (index / side) % side;
+    let co = (index / (side * side)) % cout;
+    let img = index / (side * side * cout);
+    let mut sum = f64::from(bias[co]);
+    for ci in 0..cin {
+        for ky in 0..ks {
+            let Some(iy) = (y + ky).checked_sub(pad).filter(|&v| v < side) else {
+                continue;
+            };
+            for kx in 0..ks {
+                let Some(ix) = (x + kx).checked_sub(pad).filter(|&v| v < side) else {
+                    continue;
+                };
+                let i = ((img * cin + ci) * side + iy) * side + ix;
+                let w = ((co * cin + ci) * ks + ky) * ks + kx;
+                sum += f64::from(input[i]) * f64::from(weight[w]);
+            }
+        }
+    }
+    sum
+}
+
+/// The convolution, checked on every output of the first image and 65,536 sampled others.
+pub(crate) fn check_conv2d(
+    input: &[f32],
+    weight: &[f32],
+    bias: &[f32],
+    output: &[f32],
+    seed: u64,
+) -> Check {
+    let (_, cout, side, _) = CONV;
+    let per_image = (cout * side * side) as usize;
+    let mut acc = Accumulator::default();
+    for (i, &got) in output.iter().enumerate().take(per_image) {
+        acc.add(got, conv_output(input, weight, bias, i));
+    }
+    let mut rng = Rng::new(seed);
+    if output.len() > per_image {
+        for _ in 0..65_536 {
+            let i = rng.below(output.len() as u64) as usize;
+            acc.add(output[i], conv_output(input, weight, bias, i));
+        }
+    }
+    acc.check(ACCUMULATE_TOL)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(n: usize, seed: u64) -> Vec<f32> {
+        let mut v = vec![0f32; n];
+        Rng::new(seed).fill(&mut v, -1.0, 1.0);
+        v
+    }
+
+    #[test]
+    fn generator_is_uniform_in_range_and_seeded() {
+        let v = data(100_000, 7);
+        assert!(v.iter().all(|&x| (-1.0..1.0).contains(&x)));
+        let mean: f64 = v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len() as f64;
+        assert!(mean.abs() < 0.01, "{mean}");
+        assert_eq!(data(10, 7), data(10, 7));
+        assert_ne!(data(10, 7), data(10, 8));
+    }
+
+    #[test]
+    fn vector_add_reference_accepts_the_cpu_loop_and_rejects_errors() {
+        let (a, b) = (data(10_000, 1), data(10_000, 2));
+        let mut c = vec![0f32; a.len()];
+        cpu_vector_add(&a, &b, &mut c);
+        let check = check_vector_add(&a, &b, &c);
+        assert!(check.ok, "{check:?}");
+        assert_eq!(check.compared, 10_000);
+        // One element off by one: about 1/sqrt(n * 2/3) relative error.
+        c[17] += 1.0;
+        assert!(!check_vector_add(&a, &b, &c).ok);
+        // A poisoned (never written) element is NaN and never passes.
+        c[17] = f32::NAN;
+        let check = check_vector_add(&a, &b, &c);
+        assert!(check.rel_error.is_nan() && !check.ok);
+    }
+
+    #[test]
+    fn saxpy_copy_and_bytes_references() {
+        let (x, y0) = (data(1000, 3), data(1000, 4));
+        let y: Vec<f32> = x.iter().zip(&y0).map(|(&x, &y)| 2.5 * x + y).collect();
+        assert!(check_saxpy(2.5, &x, &y0, &y).ok);
+        assert!(!check_saxpy(2.0, &x, &y0, &y).ok);
+        assert!(check_copy(&x, &x).ok);
+        let mut z = x.clone();
+        z[999] = f32::from_bits(z[999].to_bits() ^ 1); // one bit: a copy must be exact
+        assert!(!check_copy(&x, &z).ok);
+        assert!(check_bytes(b"abc", b"abc").ok);
+        assert!(!check_bytes(b"abc", b"abd").ok);
+    }
+
+    #[test]
+    fn sgemm_reference_matches_a_plain_product() {
+        let n = 24;
+        let (a, b) = (data(n * n, 5), data(n * n, 6));
+        let mut c = vec![0f32; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                c[i * n + j] = (0..n).map(|p| a[i * n + p] * b[p * n + j]).sum();
+            }
+        }
+        let check = check_sgemm(&a, &b, &c, n, 9);
+        assert!(check.ok, "{check:?}");
+        assert_eq!(check.compared, 16 * 24);
+        // Transposed B is a different product.
+        let mut bt = b.clone();
+        for i in 0..n {
+            for j in 0..n {
+                bt[i * n + j] = b[j * n + i];
+            }
+        }
+        assert!(!check_sgemm(&a, &bt, &c, n, 9).ok);
+    }
+
+    #[test]
+    fn reduce_reference() {
+        let mut x = vec![0f32; 100_000];
+        Rng::new(11).fill(&mut x, 0.0, 1.0);
+        let exact: f64 = x.iter().map(|&v| f64::from(v)).sum();
+        assert!(check_reduce(&x, exact as f32).ok);
+        assert!(!check_reduce(&x, (exact * 1.001) as f32).ok);
+    }
+
+    #[test]
+    fn conv_reference_handles_padding() {
+        // One image of ones, weights of ones, bias 0.5: an interior output sums 3 x 5 x 5 ones,
+        // a corner only 3 x 3 x 3.
+        let (cin, cout, side, ks) = CONV;
+        let input = vec![1f32; (cin * side * side) as usize];
+        let weight = vec![1f32; (cout * cin * ks * ks) as usize];
+        let bias = vec![0.5f32; cout as usize];
+        let interior = (10 * side + 10) as usize;
+        assert_eq!(conv_output(&input, &weight, &bias, interior), 75.5);
+        assert_eq!(conv_output(&input, &weight, &bias, 0), 27.5);
+        let output: Vec<f32> = (0..(cout * side * side) as usize)
+            .map(|i| conv_output(&input, &weight, &bias, i) as f32)
+            .collect();
+        assert!(check_conv2d(&input, &weight, &bias, &output, 1).ok);
+    }
+}

@@ -1,0 +1,227 @@
+//! The results of a live run: per point, the CUDA-event and CUPTI times of every timed launch,
+//! the check against the CPU reference, and the achieved rates against the device's measured
+//! peaks. A run's results travel inside its profile (as a JSON detail of the source), so a saved
+//! and reopened run still has its table and plot.
+
+use serde::{Deserialize, Serialize};
+use warpscope_core::Profile;
+
+use crate::catalog::{KernelSpec, Memory, Metric, SizeUnit, Target, Work, kernel};
+use crate::gpu::DeviceFacts;
+use crate::reference::Check;
+
+/// Name of the source detail that holds a live run's results as JSON.
+pub const RESULTS_DETAIL_KEY: &str = "live_results";
+
+/// The device's ceilings, measured in the same run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Peaks {
+    /// Device-to-device `cuMemcpyDtoD` bandwidth, counting bytes read plus bytes written.
+    pub d2d_bytes_per_s: Option<f64>,
+    /// cuBLAS SGEMM rate (FP32, default math) at 4096³.
+    pub sgemm_flops_per_s: Option<f64>,
+}
+
+/// One measured point of a sweep.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    /// Configuration name.
+    pub config: String,
+    /// GPU or CPU.
+    pub target: Target,
+    /// Memory kind.
+    pub memory: Memory,
+    /// Size in the kernel's unit.
+    pub size: u64,
+    /// Work of one launch.
+    pub work: Work,
+    /// Timed launches planned.
+    pub planned: u32,
+    /// CUDA-event time of each timed launch (host wall time for CPU runs), in nanoseconds.
+    pub event_ns: Vec<i64>,
+    /// CUPTI duration of each timed launch (kernel or copy records), when CUPTI was present.
+    pub cupti_ns: Vec<i64>,
+    /// The check of the last launch's result against the CPU reference.
+    pub check: Option<Check>,
+}
+
+/// A whole live run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LiveRun {
+    /// Kernel name (`vector_add`).
+    pub kernel: String,
+    /// What a size counts.
+    pub size_unit: SizeUnit,
+    /// The device it ran on.
+    pub device: DeviceFacts,
+    /// Measured ceilings.
+    pub peaks: Peaks,
+    /// Whether CUPTI activity records were collected.
+    pub cupti: bool,
+    /// Why CUPTI records are missing, when they are.
+    pub cupti_note: Option<String>,
+    /// Warm-up launches per configuration.
+    pub warmup: u32,
+    /// The points, configuration by configuration.
+    pub points: Vec<PointResult>,
+}
+
+/// Median of a list of nanosecond times (the lower middle for even counts).
+pub fn median_ns(values: &[i64]) -> Option<i64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    Some(v[(v.len() - 1) / 2])
+}
+
+impl PointResult {
+    /// Median CUDA-event (or CPU wall) time.
+    pub fn median_event_ns(&self) -> Option<i64> {
+        median_ns(&self.event_ns)
+    }
+
+    /// Median CUPTI time.
+    pub fn median_cupti_ns(&self) -> Option<i64> {
+        median_ns(&self.cupti_ns)
+    }
+
+    /// The time rates are computed from: CUPTI's median where present, else the events'.
+    pub fn best_ns(&self) -> Option<i64> {
+        self.median_cupti_ns().or_else(|| self.median_event_ns())
+    }
+
+    /// Achieved bytes per second.
+    pub fn bytes_per_s(&self) -> Option<f64> {
+        let t = self.best_ns()?;
+        (t > 0 && self.work.bytes > 0.0).then(|| self.work.bytes / (t as f64 * 1e-9))
+    }
+
+    /// Achieved floating-point operations per second.
+    pub fn flops_per_s(&self) -> Option<f64> {
+        let t = self.best_ns()?;
+        (t > 0 && self.work.flops > 0.0).then(|| self.work.flops / (t as f64 * 1e-9))
+    }
+
+    /// Relative difference between the CUPTI and event medians, (event − cupti) / cupti.
+    pub fn event_vs_cupti(&self) -> Option<f64> {
+        let (e, c) = (self.median_event_ns()?, self.median_cupti_ns()?);
+        (c > 0).then(|| (e - c) as f64 / c as f64)
+    }
+}
+
+impl LiveRun {
+    /// The kernel's catalogue entry.
+    pub fn spec(&self) -> Option<&'static KernelSpec> {
+        kernel(&self.kernel)
+    }
+
+    /// The rate that matters for this kernel and its share of the measured peak, for a point:
+    /// (rate in GB/s or GFLOP/s, percent of peak).
+    pub fn rate(&self, point: &PointResult) -> Option<(f64, Option<f64>)> {
+        match self.spec()?.metric {
+            Metric::Bandwidth => {
+                let r = point.bytes_per_s()?;
+                let pct = (point.target == Target::Gpu)
+                    .then_some(self.peaks.d2d_bytes_per_s)
+                    .flatten()
+                    .map(|p| 100.0 * r / p);
+                Some((r * 1e-9, pct))
+            }
+            Metric::Flops => {
+                let r = point.flops_per_s()?;
+                let pct = self.peaks.sgemm_flops_per_s.map(|p| 100.0 * r / p);
+                Some((r * 1e-9, pct))
+            }
+        }
+    }
+
+    /// Unit of [`LiveRun::rate`].
+    pub fn rate_unit(&self) -> &'static str {
+        match self.spec().map(|k| k.metric) {
+            Some(Metric::Flops) => "GFLOP/s",
+            _ => "GB/s",
+        }
+    }
+
+    /// True when every checked point matched its CPU reference.
+    pub fn all_checks_ok(&self) -> bool {
+        self.points.iter().all(|p| p.check.is_none_or(|c| c.ok))
+    }
+
+    /// The results as the JSON text stored in a profile's source details.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The results stored in `profile`, if it is a live run (fresh or saved and reopened).
+    pub fn from_profile(profile: &Profile) -> Option<Self> {
+        let (_, text) = profile
+            .source
+            .details
+            .iter()
+            .find(|(k, _)| k == RESULTS_DETAIL_KEY)?;
+        serde_json::from_str(text).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(event_ns: Vec<i64>, cupti_ns: Vec<i64>) -> PointResult {
+        PointResult {
+            config: "grid-device".into(),
+            target: Target::Gpu,
+            memory: Memory::Device,
+            size: 1_000_000,
+            work: kernel("vector_add").unwrap().work(1_000_000),
+            planned: 3,
+            event_ns,
+            cupti_ns,
+            check: None,
+        }
+    }
+
+    #[test]
+    fn medians_and_rates() {
+        assert_eq!(median_ns(&[]), None);
+        assert_eq!(median_ns(&[5, 1, 3]), Some(3));
+        assert_eq!(median_ns(&[4, 1, 3, 2]), Some(2));
+        let p = point(vec![10_000, 12_000, 11_000], vec![9_000, 9_500, 9_200]);
+        assert_eq!(p.median_event_ns(), Some(11_000));
+        assert_eq!(p.best_ns(), Some(9_200));
+        // 12 MB in 9.2 us.
+        let gbs = p.bytes_per_s().unwrap() * 1e-9;
+        assert!((gbs - 12e6 / 9.2e-6 * 1e-9).abs() < 1e-9, "{gbs}");
+        let diff = p.event_vs_cupti().unwrap();
+        assert!((diff - 1800.0 / 9200.0).abs() < 1e-12);
+        let no_cupti = point(vec![10_000], vec![]);
+        assert_eq!(no_cupti.best_ns(), Some(10_000));
+        assert_eq!(no_cupti.event_vs_cupti(), None);
+    }
+
+    #[test]
+    fn rate_against_peak_and_json_round_trip() {
+        let run = LiveRun {
+            kernel: "vector_add".into(),
+            size_unit: SizeUnit::Floats,
+            device: DeviceFacts::default(),
+            peaks: Peaks {
+                d2d_bytes_per_s: Some(2.4e12),
+                sgemm_flops_per_s: None,
+            },
+            cupti: true,
+            cupti_note: None,
+            warmup: 1,
+            points: vec![point(vec![10_000], vec![10_000])],
+        };
+        let (gbs, pct) = run.rate(&run.points[0]).unwrap();
+        assert!((gbs - 1200.0).abs() < 1e-6, "{gbs}");
+        assert!((pct.unwrap() - 50.0).abs() < 1e-6);
+        assert_eq!(run.rate_unit(), "GB/s");
+        let back: LiveRun = serde_json::from_str(&run.to_json()).unwrap();
+        assert_eq!(back, run);
+    }
+}
