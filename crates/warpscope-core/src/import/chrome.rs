@@ -19,7 +19,8 @@ use crate::builder::{PendingFlow, ProfileBuilder, TrackId};
 use crate::cupti_cbid;
 use crate::model::{
     ApiInfo, CopyInfo, CopyKind, CounterTrack, Device, DistributedInfo, EventKind, FlowKind,
-    Format, GpuLane, KernelInfo, Marker, MemoryKind, NO_DETAIL, Profile, TraceId, TrackKey,
+    Format, GpuLane, KernelInfo, Marker, MemoryKind, NO_DETAIL, Profile, TimeOrigin, TraceId,
+    TrackKey, Warning,
 };
 use crate::strings::StrId;
 use crate::time::parse_decimal_scaled;
@@ -171,6 +172,9 @@ fn classify(cat: &str) -> Class {
         ("python", Class::Kind(EventKind::PythonFunction)),
         ("cuda_sync", Class::Kind(EventKind::GpuSync)),
         ("overhead", Class::Kind(EventKind::Overhead)),
+        // Not Kineto's: written by warpscope's exporter for kinds Kineto has no category for.
+        ("nvtx", Class::Kind(EventKind::Nvtx)),
+        ("unified_memory", Class::Kind(EventKind::UnifiedMemory)),
         ("ac2g", Class::LaunchFlow),
         ("async", Class::LaunchFlow),
         ("async_cpu_to_gpu", Class::LaunchFlow),
@@ -213,13 +217,61 @@ fn classify(cat: &str) -> Class {
     Class::Unknown
 }
 
+/// The kind a slice of category `cat` gets (what [`ChromeState::slice`] does with it).
+#[cfg(test)]
+pub(crate) fn category_kind(cat: &str) -> EventKind {
+    match classify(cat) {
+        Class::Kind(k) | Class::Plain(k) => k,
+        Class::LaunchFlow | Class::Unknown => EventKind::Slice,
+    }
+}
+
 /// GPU-side categories whose events belong on a GPU stream track.
-fn gpu_lane(kind: EventKind) -> Option<GpuLane> {
+pub(crate) fn gpu_lane(kind: EventKind) -> Option<GpuLane> {
     match kind {
         EventKind::Kernel | EventKind::Memcpy | EventKind::Memset => Some(GpuLane::Work),
         EventKind::GpuAnnotation | EventKind::GpuSync => Some(GpuLane::Annotations),
+        EventKind::UnifiedMemory => Some(GpuLane::UnifiedMemory),
         _ => None,
     }
+}
+
+/// The arg with which warpscope's exporter places an event on another lane than its category's.
+pub(crate) const LANE_ARG: &str = "warpscope lane";
+/// [`LANE_ARG`] as a quoted JSON key.
+const LANE_ARG_KEY: &[u8] = b"\"warpscope lane\"";
+
+/// Text of a lane for [`LANE_ARG`] (`cpu` is the thread track of the event's pid and tid).
+pub(crate) fn lane_text(lane: Option<GpuLane>) -> &'static str {
+    match lane {
+        Some(GpuLane::Work) => "work",
+        Some(GpuLane::Annotations) => "annotations",
+        Some(GpuLane::UnifiedMemory) => "unified_memory",
+        None => "cpu",
+    }
+}
+
+fn lane_from_text(text: &str) -> Option<Option<GpuLane>> {
+    [
+        Some(GpuLane::Work),
+        Some(GpuLane::Annotations),
+        Some(GpuLane::UnifiedMemory),
+        None,
+    ]
+    .into_iter()
+    .find(|&l| lane_text(l) == text)
+}
+
+/// Parses [`CopyKind::as_str`] text back.
+fn copy_kind_from_text(text: &str) -> Option<CopyKind> {
+    CopyKind::from_short(text).or(match text {
+        "Unified HtoD" => Some(CopyKind::UnifiedHtoD),
+        "Unified DtoH" => Some(CopyKind::UnifiedDtoH),
+        "Unified DtoD" => Some(CopyKind::UnifiedDtoD),
+        "Memset" => Some(CopyKind::Memset),
+        "Unknown" => Some(CopyKind::Unknown),
+        _ => None,
+    })
 }
 
 /// Arguments of GPU events and API calls that the model keeps.
@@ -239,6 +291,16 @@ struct GpuArgs {
     grid: Option<[u32; 3]>,
     block: Option<[u32; 3]>,
     bytes: Option<i64>,
+    // Written by warpscope's exporter only (see `crate::export::chrome`).
+    /// [`LANE_ARG`]: `Some(None)` puts the event on its thread's track.
+    lane: Option<Option<GpuLane>>,
+    /// `copy kind`; when present, `src memory` and `dst memory` are taken from args too.
+    copy_kind: Option<CopyKind>,
+    src_memory: Option<MemoryKind>,
+    dst_memory: Option<MemoryKind>,
+    static_shared: Option<i64>,
+    dynamic_shared: Option<i64>,
+    mangled_name: Option<String>,
 }
 
 /// An open `B` event.
@@ -302,6 +364,8 @@ struct ChromeState {
     unknown_categories: FxHashMap<String, u64>,
     ignored_phases: FxHashMap<u8, u64>,
     unsorted_cat: StrId,
+    /// The top-level `"warpscope"` object of a trace warpscope wrote.
+    carried: Option<Carried>,
     events_read: u64,
     lenient_tokens: u64,
     repaired_strings: u64,
@@ -332,6 +396,7 @@ impl ChromeState {
             unknown_categories: FxHashMap::default(),
             ignored_phases: FxHashMap::default(),
             unsorted_cat,
+            carried: None,
             events_read: 0,
             lenient_tokens: 0,
             repaired_strings: 0,
@@ -512,6 +577,17 @@ impl ChromeState {
                     );
                 }
                 self.b.devices.extend(devices.unwrap_or_default());
+            }
+            "warpscope" => {
+                self.carried = parse_carried(value, &mut self.b);
+                if self.carried.is_none() {
+                    self.b.warn(
+                        "bad_warpscope_metadata",
+                        1,
+                        "the \"warpscope\" object could not be read; labels and the original \
+                         source are not shown",
+                    );
+                }
             }
             "distributedInfo" => {
                 let mut d = DistributedInfo::default();
@@ -881,10 +957,17 @@ impl ChromeState {
             Class::LaunchFlow | Class::Unknown => EventKind::Slice,
         };
         let name = self.b.intern(name_text);
-        if let Some(lane) = gpu_lane(kind) {
-            let a = args
-                .map(|a| parse_gpu_args(a, &mut self.lenient_tokens))
-                .unwrap_or_default();
+        let natural_lane = gpu_lane(kind);
+        // Args matter for GPU work and API calls, and for events that say where they go.
+        let placed = args.is_some_and(|a| memchr::memmem::find(a, LANE_ARG_KEY).is_some());
+        let a = match args {
+            Some(a) if natural_lane.is_some() || kind.is_api() || placed => {
+                parse_gpu_args(a, &mut self.lenient_tokens)
+            }
+            _ => GpuArgs::default(),
+        };
+        let lane = a.lane.unwrap_or(natural_lane);
+        let track = if let Some(lane) = lane {
             let device = a
                 .device
                 .or(match pid {
@@ -901,80 +984,83 @@ impl ChromeState {
             };
             let track = self.track(key);
             self.thread_tracks.entry((pid, tid)).or_insert(track);
-            let correlation = a.correlation.and_then(|c| u64::try_from(c).ok());
-            let external_id = a.external_id.and_then(|c| u64::try_from(c).ok());
-            match kind {
-                EventKind::Kernel => {
-                    let info = KernelInfo {
-                        grid: a.grid,
-                        block: a.block,
-                        registers_per_thread: a.registers.and_then(|v| u32::try_from(v).ok()),
-                        shared_memory_bytes: a.shared_memory.and_then(|v| u64::try_from(v).ok()),
-                        occupancy_pct: a.occupancy.map(|v| v as f32),
-                        blocks_per_sm: a.blocks_per_sm.map(|v| v as f32),
-                        warps_per_sm: a.warps_per_sm.map(|v| v as f32),
-                        correlation,
-                        external_id,
-                        ..KernelInfo::default()
-                    };
-                    self.b.push_kernel(track, ts_ns, dur_ns, name, info, 0);
-                }
-                EventKind::Memcpy | EventKind::Memset => {
-                    let (copy_kind, src_kind, dst_kind) = if kind == EventKind::Memset {
-                        (CopyKind::Memset, None, parse_memset_kind(name_text))
-                    } else {
-                        parse_memcpy_name(name_text)
-                    };
-                    let info = CopyInfo {
-                        kind: copy_kind,
-                        bytes: a.bytes.and_then(|v| u64::try_from(v).ok()),
-                        src_kind,
-                        dst_kind,
-                        correlation,
-                        external_id,
-                    };
-                    self.b.push_copy(track, ts_ns, dur_ns, name, kind, info, 0);
-                }
-                _ => self.b.push(track, ts_ns, dur_ns, name, kind),
-            }
-            return track;
-        }
-        let track = self.thread_track(pid, tid);
-        if kind.is_api() {
-            let a = args
-                .map(|a| parse_gpu_args(a, &mut self.lenient_tokens))
-                .unwrap_or_default();
-            let cbid = a.cbid.and_then(|v| u32::try_from(v).ok());
-            let name = if name_text == "INVALID" || name_text.is_empty() {
-                let looked_up = cbid.and_then(|c| {
-                    if kind == EventKind::Driver {
-                        cupti_cbid::driver_api_name(c)
-                    } else {
-                        cupti_cbid::runtime_api_name(c)
-                    }
-                });
-                match looked_up {
-                    Some(n) => {
-                        self.b.warn(
-                            "invalid_api_name",
-                            1,
-                            "API calls named \"INVALID\" were named from their callback id (cbid)",
-                        );
-                        self.b.intern(n)
-                    }
-                    None => name,
-                }
-            } else {
-                name
-            };
-            let info = ApiInfo {
-                correlation: a.correlation.and_then(|c| u64::try_from(c).ok()),
-                cbid,
-                external_id: a.external_id.and_then(|c| u64::try_from(c).ok()),
-            };
-            self.b.push_api(track, ts_ns, dur_ns, name, kind, info, 0);
+            track
         } else {
-            self.b.push(track, ts_ns, dur_ns, name, kind);
+            self.thread_track(pid, tid)
+        };
+        let correlation = a.correlation.and_then(|c| u64::try_from(c).ok());
+        let external_id = a.external_id.and_then(|c| u64::try_from(c).ok());
+        match kind {
+            EventKind::Kernel => {
+                let mangled_name = a.mangled_name.as_deref().map(|m| self.b.intern(m));
+                let info = KernelInfo {
+                    grid: a.grid,
+                    block: a.block,
+                    registers_per_thread: a.registers.and_then(|v| u32::try_from(v).ok()),
+                    static_shared_bytes: a.static_shared.and_then(|v| u64::try_from(v).ok()),
+                    dynamic_shared_bytes: a.dynamic_shared.and_then(|v| u64::try_from(v).ok()),
+                    shared_memory_bytes: a.shared_memory.and_then(|v| u64::try_from(v).ok()),
+                    occupancy_pct: a.occupancy.map(|v| v as f32),
+                    blocks_per_sm: a.blocks_per_sm.map(|v| v as f32),
+                    warps_per_sm: a.warps_per_sm.map(|v| v as f32),
+                    correlation,
+                    external_id,
+                    mangled_name,
+                };
+                self.b.push_kernel(track, ts_ns, dur_ns, name, info, 0);
+            }
+            EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory
+                if kind != EventKind::UnifiedMemory || a.copy_kind.is_some() =>
+            {
+                let (copy_kind, src_kind, dst_kind) = if let Some(k) = a.copy_kind {
+                    (k, a.src_memory, a.dst_memory)
+                } else if kind == EventKind::Memset {
+                    (CopyKind::Memset, None, parse_memset_kind(name_text))
+                } else {
+                    parse_memcpy_name(name_text)
+                };
+                let info = CopyInfo {
+                    kind: copy_kind,
+                    bytes: a.bytes.and_then(|v| u64::try_from(v).ok()),
+                    src_kind,
+                    dst_kind,
+                    correlation,
+                    external_id,
+                };
+                self.b.push_copy(track, ts_ns, dur_ns, name, kind, info, 0);
+            }
+            _ if kind.is_api() => {
+                let cbid = a.cbid.and_then(|v| u32::try_from(v).ok());
+                let name = if name_text == "INVALID" || name_text.is_empty() {
+                    let looked_up = cbid.and_then(|c| {
+                        if kind == EventKind::Driver {
+                            cupti_cbid::driver_api_name(c)
+                        } else {
+                            cupti_cbid::runtime_api_name(c)
+                        }
+                    });
+                    match looked_up {
+                        Some(n) => {
+                            self.b.warn(
+                                "invalid_api_name",
+                                1,
+                                "API calls named \"INVALID\" were named from their callback id (cbid)",
+                            );
+                            self.b.intern(n)
+                        }
+                        None => name,
+                    }
+                } else {
+                    name
+                };
+                let info = ApiInfo {
+                    correlation,
+                    cbid,
+                    external_id,
+                };
+                self.b.push_api(track, ts_ns, dur_ns, name, kind, info, 0);
+            }
+            _ => self.b.push(track, ts_ns, dur_ns, name, kind),
         }
         track
     }
@@ -1280,6 +1366,10 @@ impl ChromeState {
         self.fill_devices();
         self.report_counts();
         self.describe_tool();
+        let carried = self.carried.take();
+        if let Some(c) = &carried {
+            self.apply_carried(c);
+        }
         // Time base: Kineto 2024+ writes times relative to baseTimeNanoseconds; older traces use
         // Unix-epoch microseconds.
         self.b.unix_offset_ns = match self.base_time_ns {
@@ -1294,7 +1384,51 @@ impl ChromeState {
                 earliest.filter(|&t| t > 946_684_800_000_000_000).map(|_| 0)
             }
         };
-        Ok(self.b.finish())
+        let mut profile = self.b.finish();
+        if let Some(c) = carried {
+            if let Some(origin) = c.origin {
+                profile.origin = origin;
+            }
+            // The original import's warnings come first, as they were; one the re-import raised
+            // again under the same code is not counted twice.
+            let own = std::mem::replace(&mut profile.warnings, c.warnings);
+            for w in own {
+                if !profile.warnings.iter().any(|c| c.code == w.code) {
+                    profile.warnings.push(w);
+                }
+            }
+        }
+        Ok(profile)
+    }
+
+    /// Restores what a trace written by warpscope says about the profile it came from.
+    fn apply_carried(&mut self, c: &Carried) {
+        let source = &mut self.b.source;
+        if let Some(tool) = &c.tool {
+            source.tool.clone_from(tool);
+        }
+        source.tool_version.clone_from(&c.tool_version);
+        source.schema_version.clone_from(&c.schema_version);
+        source.details.clone_from(&c.details);
+        for (key, value) in [("original path", &c.path), ("original format", &c.format)] {
+            if let Some(v) = value
+                && !source.details.iter().any(|(k, _)| k == key)
+            {
+                source.details.push((key.to_string(), v.clone()));
+            }
+        }
+        self.b.labels.clone_from(&c.labels);
+        for (key, name, sort_index) in &c.tracks {
+            if let Some(id) = self.b.find_track(key) {
+                let t = self.b.track_mut(id);
+                t.name.clone_from(name);
+                t.sort_index = *sort_index;
+            }
+        }
+        if c.origin.is_some() {
+            // Event times are relative to the carried origin.
+            self.b.origin_raw_ns = Some(0);
+        }
     }
 
     /// TensorFlow 1.x timelines put every device event twice: on its `/stream:N` pid and on
@@ -2040,7 +2174,19 @@ fn parse_gpu_args(args: &[u8], lenient_tokens: &mut u64) -> GpuArgs {
             b"bytes" => a.bytes = int(&v),
             b"grid" => a.grid = dims(&v),
             b"block" => a.block = dims(&v),
-            _ => {}
+            b"static shared memory" => a.static_shared = int(&v),
+            b"dynamic shared memory" => a.dynamic_shared = int(&v),
+            k => {
+                let Value::Str(s) = &v else { return Ok(()) };
+                match k {
+                    b"copy kind" => a.copy_kind = copy_kind_from_text(s),
+                    b"src memory" => a.src_memory = Some(MemoryKind::from_word(s)),
+                    b"dst memory" => a.dst_memory = Some(MemoryKind::from_word(s)),
+                    b"mangled name" => a.mangled_name = Some(s.to_string()),
+                    k if k == LANE_ARG.as_bytes() => a.lane = lane_from_text(s),
+                    _ => {}
+                }
+            }
         }
         Ok(())
     });
@@ -2125,6 +2271,10 @@ fn parse_device_properties(p: &mut Parser<'_>) -> Option<Vec<Device>> {
                     d.sm_count = int.and_then(|v| u32::try_from(v).ok());
                     d.properties.push((key, text));
                 }
+                // Written by warpscope's exporter.
+                "memoryBandwidthBytesPerSecond" => {
+                    d.memory_bandwidth_bytes_per_s = int.and_then(|v| u64::try_from(v).ok());
+                }
                 _ => d.properties.push((key, text)),
             }
             Ok(())
@@ -2137,6 +2287,202 @@ fn parse_device_properties(p: &mut Parser<'_>) -> Option<Vec<Device>> {
     })
     .ok()?;
     Some(devices)
+}
+
+/// What a trace written by warpscope's exporter says about the profile it came from: its
+/// top-level `"warpscope"` object (see `crate::export::chrome` for the layout).
+#[derive(Debug, Default)]
+struct Carried {
+    path: Option<String>,
+    format: Option<String>,
+    tool: Option<String>,
+    tool_version: Option<String>,
+    schema_version: Option<String>,
+    details: Vec<(String, String)>,
+    /// Time zero of the original profile; event times in the file are relative to it.
+    origin: Option<TimeOrigin>,
+    labels: Vec<(String, String)>,
+    warnings: Vec<Warning>,
+    /// Track names and sort indices by key.
+    tracks: Vec<(TrackKey, String, Option<i64>)>,
+}
+
+/// Text of a string or number value; `None` for null and anything else.
+fn text_of(v: &Value<'_>) -> Option<String> {
+    match v {
+        Value::Str(s) => Some(s.to_string()),
+        Value::Num(n) => Some(String::from_utf8_lossy(n).into_owned()),
+        _ => None,
+    }
+}
+
+fn int_of(v: &Value<'_>) -> Option<i64> {
+    match v {
+        Value::Num(n) => json::int_from_text(n),
+        _ => None,
+    }
+}
+
+/// `[["key", "value"], ...]`.
+fn string_pairs(text: &[u8]) -> Result<Vec<(String, String)>, SyntaxError> {
+    let mut out = Vec::new();
+    Parser::new(text).array(|p| {
+        if let Value::Array(pair) = p.value()? {
+            let mut items = Vec::new();
+            Parser::new(pair).array(|p| {
+                items.extend(text_of(&p.value()?));
+                Ok(())
+            })?;
+            if let Ok([k, v]) = <[String; 2]>::try_from(items) {
+                out.push((k, v));
+            }
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Reads the top-level `"warpscope"` object; `None` if it is not an object.
+fn parse_carried(value: &[u8], b: &mut ProfileBuilder) -> Option<Carried> {
+    let mut c = Carried::default();
+    let mut p = Parser::new(value);
+    p.object(|p, key| {
+        match (key, p.value()?) {
+            (b"source", Value::Object(text)) => Parser::new(text).object(|p, k| {
+                let v = p.value()?;
+                match k {
+                    b"path" => c.path = text_of(&v),
+                    b"format" => c.format = text_of(&v),
+                    b"tool" => c.tool = text_of(&v),
+                    b"tool_version" => c.tool_version = text_of(&v),
+                    b"schema_version" => c.schema_version = text_of(&v),
+                    b"details" => {
+                        if let Value::Array(t) = v {
+                            c.details = string_pairs(t)?;
+                        }
+                    }
+                    _ => {}
+                }
+                Ok(())
+            })?,
+            (b"origin", Value::Object(text)) => {
+                let mut origin = TimeOrigin::default();
+                let mut raw = None;
+                Parser::new(text).object(|p, k| {
+                    let v = p.value()?;
+                    match k {
+                        b"raw_ns" => raw = int_of(&v),
+                        b"unix_ns" => origin.unix_ns = int_of(&v),
+                        _ => {}
+                    }
+                    Ok(())
+                })?;
+                c.origin = raw.map(|raw_ns| TimeOrigin { raw_ns, ..origin });
+            }
+            (b"labels", Value::Array(text)) => c.labels = string_pairs(text)?,
+            (b"warnings", Value::Array(text)) => Parser::new(text).array(|p| {
+                let Value::Object(w) = p.value()? else {
+                    return Ok(());
+                };
+                let (mut code, mut message, mut count) = (None, None, None);
+                Parser::new(w).object(|p, k| {
+                    let v = p.value()?;
+                    match k {
+                        b"code" => code = text_of(&v),
+                        b"message" => message = text_of(&v),
+                        b"count" => count = int_of(&v).and_then(|n| u64::try_from(n).ok()),
+                        _ => {}
+                    }
+                    Ok(())
+                })?;
+                if let Some(code) = code {
+                    c.warnings.push(Warning {
+                        code,
+                        message: message.unwrap_or_default(),
+                        count: count.unwrap_or(1),
+                    });
+                }
+                Ok(())
+            })?,
+            (b"tracks", Value::Array(text)) => Parser::new(text).array(|p| {
+                let Value::Object(t) = p.value()? else {
+                    return Ok(());
+                };
+                if let Some(track) = parse_carried_track(t, b)? {
+                    c.tracks.push(track);
+                }
+                Ok(())
+            })?,
+            _ => {}
+        }
+        Ok(())
+    })
+    .ok()?;
+    Some(c)
+}
+
+/// `{"device", "context", "stream", "lane"}` of a GPU track in the `tracks` list.
+fn parse_carried_gpu_key(text: &[u8]) -> Result<Option<TrackKey>, SyntaxError> {
+    let (mut device, mut context, mut stream, mut lane) = (None, None, None, None);
+    Parser::new(text).object(|p, k| {
+        let v = p.value()?;
+        let int = int_of(&v);
+        match k {
+            b"device" => device = int.and_then(|n| u32::try_from(n).ok()),
+            b"context" => context = int.and_then(|n| u32::try_from(n).ok()),
+            b"stream" => stream = int.and_then(|n| u64::try_from(n).ok()),
+            b"lane" => lane = text_of(&v).and_then(|t| lane_from_text(&t)).flatten(),
+            _ => {}
+        }
+        Ok(())
+    })?;
+    Ok(match (device, context, stream, lane) {
+        (Some(device), Some(context), Some(stream), Some(lane)) => Some(TrackKey::Gpu {
+            device,
+            context,
+            stream,
+            lane,
+        }),
+        _ => None,
+    })
+}
+
+/// One entry of the `tracks` list: `{"gpu": {"device", "context", "stream", "lane"}, "name",
+/// "sort_index"}` or `{"pid", "tid", "name", "sort_index"}`.
+fn parse_carried_track(
+    text: &[u8],
+    b: &mut ProfileBuilder,
+) -> Result<Option<(TrackKey, String, Option<i64>)>, SyntaxError> {
+    let mut gpu = None;
+    let (mut pid, mut tid, mut name, mut sort_index) = (None, None, None, None);
+    let mut id = |v: &Value<'_>| -> Option<TraceId> {
+        match v {
+            Value::Num(n) => json::int_from_text(n).map(TraceId::Int),
+            Value::Str(s) => Some(match s.trim().parse::<i64>() {
+                Ok(v) => TraceId::Int(v),
+                Err(_) => TraceId::Name(b.intern(s)),
+            }),
+            _ => None,
+        }
+    };
+    Parser::new(text).object(|p, k| {
+        let v = p.value()?;
+        match (k, &v) {
+            (b"gpu", Value::Object(g)) => gpu = parse_carried_gpu_key(g)?,
+            (b"pid", v) => pid = id(v),
+            (b"tid", v) => tid = id(v),
+            (b"name", v) => name = text_of(v),
+            (b"sort_index", v) => sort_index = int_of(v),
+            _ => {}
+        }
+        Ok(())
+    })?;
+    let key = match (gpu, pid, tid) {
+        (Some(key), _, _) => key,
+        (None, Some(pid), Some(tid)) => TrackKey::Thread { pid, tid },
+        _ => return Ok(None),
+    };
+    Ok(name.map(|n| (key, n, sort_index)))
 }
 
 #[cfg(test)]
@@ -2166,6 +2512,98 @@ mod tests {
             parse_memset_kind("Memset (Device)"),
             Some(MemoryKind::Device)
         );
+    }
+
+    #[test]
+    fn what_warpscope_writes_maps_back() {
+        assert_eq!(category_kind("nvtx"), EventKind::Nvtx);
+        assert_eq!(category_kind("unified_memory"), EventKind::UnifiedMemory);
+        assert_eq!(category_kind("cpu_instant_event"), EventKind::Instant);
+        assert_eq!(category_kind(""), EventKind::Slice);
+        assert_eq!(
+            gpu_lane(EventKind::UnifiedMemory),
+            Some(GpuLane::UnifiedMemory)
+        );
+        for lane in [
+            Some(GpuLane::Work),
+            Some(GpuLane::Annotations),
+            Some(GpuLane::UnifiedMemory),
+            None,
+        ] {
+            assert_eq!(lane_from_text(lane_text(lane)), Some(lane));
+        }
+        for kind in (0..=14).map(CopyKind::from_cupti).chain([CopyKind::Memset]) {
+            assert_eq!(copy_kind_from_text(kind.as_str()), Some(kind));
+        }
+        let a = parse_gpu_args(
+            br#"{"copy kind": "Unified DtoH", "src memory": "Device Static",
+                 "static shared memory": 16, "mangled name": "_Z1kv", "warpscope lane": "cpu"}"#,
+            &mut 0,
+        );
+        assert_eq!(a.copy_kind, Some(CopyKind::UnifiedDtoH));
+        assert_eq!(a.src_memory, Some(MemoryKind::DeviceStatic));
+        assert_eq!(a.dst_memory, None);
+        assert_eq!(a.static_shared, Some(16));
+        assert_eq!(a.mangled_name.as_deref(), Some("_Z1kv"));
+        assert_eq!(a.lane, Some(None));
+    }
+
+    #[test]
+    fn the_warpscope_object_is_read() {
+        let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+        let c = parse_carried(
+            br#"{"version": 1, "future key": [1, {"x": 2}],
+                "source": {"path": "/r/a.live", "format": "live", "tool": "warpscope live",
+                           "tool_version": null, "schema_version": "3",
+                           "details": [["k", "v"], ["bad"], ["k2", "v \"2\""]]},
+                "origin": {"raw_ns": -5, "unix_ns": null},
+                "labels": [["batch", "32"]],
+                "warnings": [{"code": "c", "message": "m", "count": 3}],
+                "tracks": [{"gpu": {"device": 1, "context": 2, "stream": 3, "lane": "annotations"},
+                            "name": "s3", "sort_index": null},
+                           {"pid": 7, "tid": "CUDA API", "name": "api", "sort_index": 4},
+                           {"pid": 7, "name": "no tid"}]}"#,
+            &mut b,
+        )
+        .unwrap();
+        assert_eq!(c.tool.as_deref(), Some("warpscope live"));
+        assert_eq!(c.tool_version, None);
+        assert_eq!(c.schema_version.as_deref(), Some("3"));
+        assert_eq!(c.format.as_deref(), Some("live"));
+        assert_eq!(c.details.len(), 2);
+        assert_eq!(c.details[1].1, "v \"2\"");
+        assert_eq!(
+            c.origin,
+            Some(TimeOrigin {
+                raw_ns: -5,
+                unix_ns: None
+            })
+        );
+        assert_eq!(c.labels, vec![("batch".to_string(), "32".to_string())]);
+        assert_eq!(c.warnings[0].count, 3);
+        assert_eq!(c.tracks.len(), 2);
+        assert_eq!(
+            c.tracks[0].0,
+            TrackKey::Gpu {
+                device: 1,
+                context: 2,
+                stream: 3,
+                lane: GpuLane::Annotations
+            }
+        );
+        let api = b.intern("CUDA API");
+        assert_eq!(
+            c.tracks[1],
+            (
+                TrackKey::Thread {
+                    pid: TraceId::Int(7),
+                    tid: TraceId::Name(api)
+                },
+                "api".to_string(),
+                Some(4)
+            )
+        );
+        assert!(parse_carried(b"[1, 2]", &mut b).is_none());
     }
 
     #[test]
