@@ -835,7 +835,8 @@ fn every_shipped_sample_profile_round_trips() {
         assert!(orig.event_count() > 1000, "{what}");
         let back = round_trip(&orig, &format!("{what}.json.gz"));
         assert_round_trip(&orig, &back, &what);
-        assert_eq!(back.source.tool, "PyTorch profiler (Kineto)");
+        // The tool that made the file survives (Kineto, or warpscope's own live lab).
+        assert_eq!(back.source.tool, orig.source.tool, "{what}");
         assert!(!back.flows.is_empty(), "{what}");
     }
 }
