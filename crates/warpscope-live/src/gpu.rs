@@ -578,7 +578,7 @@ impl Drop for ManagedBuffer {
 }
 
 /// An `int` in pinned host memory mapped into the device's address space: the host sets it to
-/// release [`hold.cu`](../../../assets/kernels/hold.cu).
+/// release the `hold_stream` kernel of `assets/kernels/timing.cu`.
 pub(crate) struct HostFlag {
     host: *mut c_void,
     pub(crate) device: CUdeviceptr,

@@ -109,6 +109,8 @@ pub struct Recording {
     pub event_spans: Vec<EventSpan>,
     /// Where the run started, in Unix-epoch nanoseconds.
     pub unix_start_ns: Option<i64>,
+    /// Launches of the lab's own timing kernels (stream hold, cache flush) left out.
+    pub timing_launches: u64,
 }
 
 /// Builds the profile of a live run. `path` is what the profile calls its source (the output
@@ -262,6 +264,15 @@ pub fn build_profile(run: &LiveRun, rec: &Recording, path: PathBuf) -> Profile {
             span.dur_ns,
             name,
             EventKind::GpuAnnotation,
+        );
+    }
+    if rec.timing_launches > 0 {
+        b.warn(
+            "live-timing-kernels",
+            rec.timing_launches,
+            "launches of the live lab's timing kernels (hold_stream, which holds the stream \
+             while a measurement is queued, and flush_l2, which empties the L2 cache before it) \
+             are left out",
         );
     }
     b.finish()

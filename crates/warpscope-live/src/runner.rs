@@ -18,7 +18,9 @@ use crate::error::LiveError;
 use crate::gpu::{Arg, Blas, DeviceBuffer, Gpu, HostFlag};
 use cudarc::driver::sys::CUfunction;
 
-const HOLD_SOURCE: &str = include_str!("../../../assets/kernels/hold.cu");
+const TIMING_SOURCE: &str = include_str!("../../../assets/kernels/timing.cu");
+/// The lab's own timing kernels, left out of the profile (a warning counts them).
+const TIMING_KERNELS: [&str; 2] = ["hold_stream", "flush_l2"];
 /// The hold releases itself after this long if the host never does.
 const HOLD_TIMEOUT_NS: u64 = 2_000_000_000;
 use crate::plan::{Point, SweepPlan, format_size};
@@ -147,9 +149,9 @@ struct Lab<'a> {
     timed: Vec<Timed>,
     /// The stream-holding kernel and its release flag.
     hold: Option<(CUfunction, HostFlag)>,
-    /// A buffer twice the L2 size, written before every timed launch so no launch finds its
-    /// inputs in the cache from the one before.
-    flush: Option<DeviceBuffer>,
+    /// The cache-flushing kernel and the buffer (twice the L2 size, plus a sink) it reads
+    /// before every timed launch, so no launch finds its inputs in the cache from the one before.
+    flush: Option<(CUfunction, DeviceBuffer)>,
 }
 
 /// Runs `plan` on GPU 0. Fails with [`LiveError::NoDriver`] on a machine without CUDA.
@@ -200,11 +202,13 @@ pub fn run_sweep(
         hold: None,
         flush: None,
     };
+    let timing = lab.gpu.compile(TIMING_SOURCE, "timing.cu")?;
     let flush_bytes = (2 * lab.gpu.l2_bytes).max(64 << 20);
-    lab.flush = Some(lab.gpu.alloc(flush_bytes)?);
+    let flush = lab.gpu.alloc(flush_bytes + 16)?;
+    lab.gpu.fill(flush.ptr, 0, flush.bytes)?;
+    lab.flush = Some((lab.gpu.function(timing, "flush_l2")?, flush));
     if opts.queue_ahead {
-        let module = lab.gpu.compile(HOLD_SOURCE, "hold.cu")?;
-        let f = lab.gpu.function(module, "hold_stream")?;
+        let f = lab.gpu.function(timing, "hold_stream")?;
         lab.hold = Some((f, HostFlag::new()?));
     }
 
@@ -252,6 +256,7 @@ pub fn run_sweep(
         gpu: Vec::new(),
         event_spans: std::mem::take(&mut lab.event_spans),
         unix_start_ns,
+        timing_launches: 0,
     };
     let mut cupti_note = cupti_note;
     if let (Some(collector), Some(cupti_t0)) = (collector, cupti_t0) {
@@ -320,6 +325,10 @@ fn attribute(records: &[Record], t0: u64, rec: &mut Recording) -> HashMap<u64, i
                 dynamic_shared,
                 correlation,
             } => {
+                if TIMING_KERNELS.contains(&name.as_str()) {
+                    rec.timing_launches += 1;
+                    continue;
+                }
                 note(*correlation, *start, *end);
                 let dims = |d: &[i32; 3]| d.map(|v| u32::try_from(v).unwrap_or(0));
                 rec.gpu.push(GpuOp {
@@ -412,6 +421,29 @@ fn attribute(records: &[Record], t0: u64, rec: &mut Recording) -> HashMap<u64, i
             Record::External { .. } => {}
         }
     }
+    // CUPTI numbers streams its own way: put the CUDA-event lane on the stream CUPTI saw the
+    // measured work on.
+    let measured_stream = records.iter().find_map(|r| match r {
+        Record::Kernel {
+            stream,
+            correlation,
+            name,
+            ..
+        } if external.contains_key(correlation) && !TIMING_KERNELS.contains(&name.as_str()) => {
+            Some(*stream)
+        }
+        Record::Memcpy {
+            stream,
+            correlation,
+            ..
+        } if external.contains_key(correlation) => Some(*stream),
+        _ => None,
+    });
+    if let Some(stream) = measured_stream {
+        for span in &mut rec.event_spans {
+            span.stream = u64::from(stream);
+        }
+    }
     extent
         .into_iter()
         .map(|(id, (s, e))| (id, e.saturating_sub(s) as i64))
@@ -487,8 +519,15 @@ impl Lab<'_> {
         let id = self.next_id;
         self.next_id += 1;
         let (start, end) = (self.gpu.event()?, self.gpu.event()?);
-        if let Some(flush) = &self.flush {
-            self.gpu.fill(flush.ptr, 0, flush.bytes)?;
+        if let Some((flush, buf)) = &self.flush {
+            let n4 = (buf.bytes - 16) / 16;
+            let blocks = self.gpu.facts.sm_count.max(1) * 8;
+            self.gpu.launch(
+                *flush,
+                (blocks, 1, 1),
+                (256, 1, 1),
+                &[Arg::Ptr(buf.ptr), Arg::U64(n4), Arg::Ptr(buf.ptr + n4 * 16)],
+            )?;
         }
         let held = match (&self.hold, op.queue) {
             (Some((hold, flag)), true) => {
@@ -604,6 +643,8 @@ impl Lab<'_> {
                 self.gpu.upload(&a, &host)?;
                 self.rng.fill(&mut host, -1.0, 1.0);
                 self.gpu.upload(&b, &host)?;
+                blas.sgemm(a.ptr, b.ptr, c.ptr, n as i32)?;
+                self.gpu.sync()?;
                 let mut times = Vec::new();
                 for i in 0..7 {
                     let op = kernel_op("cublasSgemm", "cublasSgemm (4096)", [0; 3], [0; 3]);
@@ -1018,6 +1059,8 @@ impl Lab<'_> {
         match ctx.point.config.name {
             "cublas" => {
                 let blas = Blas::new(&self.gpu).map_err(LiveError::Plan)?;
+                blas.sgemm(pa, pb, pc, side)?;
+                self.gpu.sync()?;
                 let desc = || kernel_op("cublasSgemm", "cublasSgemm", [0; 3], [0; 3]);
                 self.repeat(ctx, result, &desc, poison, &|_| {
                     blas.sgemm(pa, pb, pc, side)
@@ -1221,12 +1264,12 @@ fn copy_op(kind: CopyKind, bytes: u64, src: MemoryKind, dst: MemoryKind) -> GpuO
     }
 }
 
-/// A library call that launches kernels itself (cuBLAS): not queued, since it may allocate or
-/// synchronise on its first use.
+/// A library call that launches kernels itself (cuBLAS). Queued like a launch: every handle
+/// makes one untimed call first, so no timed call allocates or synchronises.
 fn kernel_op(api: &'static str, name: &str, grid: [u32; 3], block: [u32; 3]) -> OpDesc {
     OpDesc {
         api,
-        queue: false,
+        queue: true,
         name: name.to_string(),
         kind: GpuOpKind::Kernel {
             grid,
@@ -1271,6 +1314,19 @@ mod tests {
                 dynamic_shared: 0,
                 correlation: 40,
             },
+            // The lab's own cache flush is left out of the profile, and counted.
+            Record::Kernel {
+                name: "flush_l2".into(),
+                start: t0 + 1_000,
+                end: t0 + 1_900,
+                stream: 13,
+                grid: [1056, 1, 1],
+                block: [256, 1, 1],
+                registers: 16,
+                static_shared: 0,
+                dynamic_shared: 0,
+                correlation: 38,
+            },
             // Untagged work (a poisoning memset) is on the timeline but times nothing.
             Record::Memset {
                 bytes: 4096,
@@ -1291,13 +1347,24 @@ mod tests {
             },
         ];
         let mut rec = Recording::default();
+        rec.event_spans.push(EventSpan {
+            name: "vector_add grid-device 1M #1".into(),
+            start_ns: 1_900,
+            dur_ns: 10_500,
+            stream: 14,
+        });
         let spans = attribute(&records, t0, &mut rec);
+        assert_eq!(
+            rec.event_spans[0].stream, 13,
+            "the events' lane is CUPTI's stream"
+        );
         assert_eq!(spans.get(&7), Some(&10_000));
         assert_eq!(spans.len(), 1);
         assert_eq!(rec.host.len(), 1);
         assert_eq!(rec.host[0].start_ns, 100);
         assert_eq!(rec.host[0].correlation, Some(40));
         assert_eq!(rec.gpu.len(), 3);
+        assert_eq!(rec.timing_launches, 1);
         assert_eq!(rec.gpu[0].start_ns, 2_000);
         assert_eq!(rec.gpu[1].name, "[CUDA memset]");
         assert_eq!(rec.gpu[2].name, "[CUDA memcpy HtoD]");
