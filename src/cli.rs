@@ -98,7 +98,60 @@ enum Command {
         #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
         format: OutputFormat,
     },
+    /// The live lab: compile a bundled CUDA kernel for this GPU, launch it over a sweep of sizes
+    /// and launch configurations, time every launch with CUDA events (and CUPTI where present),
+    /// check it against a CPU reference, and report time, GB/s or GFLOP/s and % of the measured
+    /// peak. Needs an NVIDIA GPU and driver; `--list` works anywhere.
+    #[command(after_help = LIVE_HELP)]
+    Live {
+        /// The bundled kernel (see --list).
+        #[arg(required_unless_present = "list")]
+        kernel: Option<String>,
+        /// List the bundled kernels and their configurations.
+        #[arg(long)]
+        list: bool,
+        /// Sizes to sweep, comma-separated: 1M,5M,10M (K, M, G are powers of 1000; Ki, Mi, Gi
+        /// powers of 1024). Default: the kernel's own.
+        #[arg(long, value_name = "SIZES")]
+        sizes: Option<String>,
+        /// Launch configurations, comma-separated (see --list). Default: all.
+        #[arg(long, value_name = "CONFIGS", value_delimiter = ',')]
+        configs: Option<Vec<String>>,
+        /// Timed launches per point.
+        #[arg(long, value_name = "N", default_value_t = 5)]
+        repeat: u32,
+        /// Untimed launches per configuration before the first timed one.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        warmup: u32,
+        /// Stop repeating a point once its timed launches add up to this many seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+        budget: f64,
+        /// Save the run as Chrome trace JSON (open it with `warpscope FILE`; `.gz` compresses).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Time with CUDA events only, without CUPTI activity records.
+        #[arg(long)]
+        no_cupti: bool,
+        /// Skip measuring the device-to-device bandwidth and cuBLAS SGEMM rate first.
+        #[arg(long)]
+        no_peaks: bool,
+        /// Launch each timed operation straight away instead of queuing it behind a kernel that
+        /// holds the stream (then CUDA-event times include the launch latency). Needed under
+        /// Nsight Compute, which serializes launches.
+        #[arg(long)]
+        no_queue: bool,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        format: OutputFormat,
+    },
 }
+
+const LIVE_HELP: &str = "\
+Examples:
+  warpscope live --list
+  warpscope live vector_add
+  warpscope live vector_add --sizes 1M,10M --configs grid-device,grid-unified,cpu --repeat 10
+  warpscope live sgemm --sizes 1024,4096 --out sgemm.json && warpscope sgemm.json";
 
 const COMPARE_HELP: &str = "\
 Runs are labelled from their file names (alexnet_b32 -> batch=32, bert_ddp2_rank1 -> gpus=2,
@@ -147,6 +200,43 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 timings: cli.common.timings,
             })?;
             emit(&report::compare(&output, format)?)?;
+        }
+        Some(Command::Live {
+            kernel,
+            list,
+            sizes,
+            configs,
+            repeat,
+            warmup,
+            budget,
+            out,
+            no_cupti,
+            no_peaks,
+            no_queue,
+            format,
+        }) => {
+            if list {
+                emit(&report::live_catalog(format)?)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let output = crate::live::run(&crate::live::LiveOptions {
+                kernel: kernel.unwrap_or_default(),
+                sizes,
+                configs,
+                repeat,
+                warmup,
+                budget_s: budget,
+                out,
+                no_cupti,
+                no_peaks,
+                no_queue,
+                progress: true,
+            })?;
+            emit(&report::live_run(&output.run, format)?)?;
+            if !output.run.all_checks_ok() {
+                eprintln!("warpscope: error: a result did not match its CPU reference");
+                return Ok(ExitCode::FAILURE);
+            }
         }
         Some(Command::Info { file, format }) => {
             let profile = load(&file, cli.common)?;

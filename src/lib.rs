@@ -5,4 +5,5 @@ pub mod app;
 pub mod cli;
 pub mod compare;
 pub mod gui;
+pub mod live;
 mod report;

@@ -12,7 +12,10 @@ use warpscope_core::time::format_duration_ns;
 use crate::cli::OutputFormat;
 
 mod compare;
+mod live;
+
 pub use compare::compare;
+pub use live::{live_catalog, live_run};
 
 /// Renders `warpscope summary`.
 pub fn summary(r: &SummaryReport, format: OutputFormat) -> Result<String> {
@@ -541,7 +544,12 @@ pub fn info(p: &Profile, format: OutputFormat) -> Result<String> {
         let _ = writeln!(out, "Schema:    {v}");
     }
     for (k, v) in &report.details {
-        let _ = writeln!(out, "           {k}: {v}");
+        if k == warpscope_live::RESULTS_DETAIL_KEY {
+            // The live lab's per-point results (JSON): `warpscope live` and the viewer show them.
+            let _ = writeln!(out, "           {k}: {} bytes of JSON", v.len());
+        } else {
+            let _ = writeln!(out, "           {k}: {v}");
+        }
     }
     match report.origin_unix_ns {
         Some(ns) => {

@@ -1,0 +1,177 @@
+//! End-to-end tests of `warpscope live` on a machine without a GPU (this one, CI): the catalogue,
+//! the clear "no CUDA driver" failure, the errors a user can make, and the live run made on an
+//! H100 that ships in `sample_profiles/`, reopened like any profile.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use warpscope_core::{Progress, import_file};
+use warpscope_live::{CATALOG, LiveRun};
+
+const SAMPLE: &str = "sample_profiles/live_vector_add_h100.json.gz";
+
+fn warpscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run warpscope")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Fails with exit status 1, a message containing `expected`, and no panic.
+fn fails(args: &[&str], expected: &str) {
+    let o = warpscope(args);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+    assert!(err.contains(expected), "{args:?}: {err}");
+    assert!(!err.contains("internal error"), "{args:?} panicked: {err}");
+}
+
+fn gpu_here() -> bool {
+    warpscope_live::probe().is_ok()
+}
+
+#[test]
+fn list_shows_every_kernel_and_configuration() {
+    let o = warpscope(&["live", "--list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for k in CATALOG {
+        assert!(text.contains(k.name), "{} missing:\n{text}", k.name);
+        for c in k.configs {
+            assert!(text.contains(c.name), "{} {} missing", k.name, c.name);
+        }
+    }
+    assert!(text.contains("default 1M,5M,10M,50M,100M"), "{text}");
+
+    let o = warpscope(&["live", "--list", "--format", "json"]);
+    let list: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "vector_add",
+            "saxpy",
+            "copy",
+            "sgemm",
+            "reduce",
+            "transfer",
+            "conv2d"
+        ]
+    );
+    let vector_add = &list[0];
+    assert_eq!(vector_add["configs"].as_array().unwrap().len(), 7);
+    assert_eq!(vector_add["configs"][6]["target"], "cpu");
+    assert_eq!(vector_add["source"], "vector_add.cu");
+
+    let o = warpscope(&["live", "--list", "--format", "csv"]);
+    let csv = stdout(&o);
+    assert!(csv.starts_with("kernel,config,target,memory,"), "{csv}");
+    assert!(csv.contains("vector_add,1x1-unified,gpu,unified,floats,1M 5M 10M 50M 100M"));
+}
+
+#[test]
+fn without_a_gpu_a_run_fails_with_a_clear_message() {
+    if gpu_here() {
+        eprintln!("skipped: this machine has a CUDA driver");
+        return;
+    }
+    fails(&["live", "vector_add"], "no CUDA driver found");
+    fails(
+        &["live", "sgemm", "--sizes", "256", "--format", "json"],
+        "no CUDA driver found",
+    );
+    // Nothing was measured, so nothing is left behind.
+    let dir = std::env::temp_dir().join(format!("warpscope-live-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("run.json");
+    fails(
+        &["live", "copy", "--out", out.to_str().unwrap()],
+        "no CUDA driver found",
+    );
+    assert!(!out.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn mistakes_are_named_before_anything_runs() {
+    fails(&["live", "vecadd"], "no bundled kernel \"vecadd\"");
+    fails(
+        &["live", "vector_add", "--sizes", "1M,lots"],
+        "cannot read size \"lots\"",
+    );
+    fails(
+        &["live", "vector_add", "--configs", "grid-device,huge"],
+        "vector_add has no configuration \"huge\"; it has: 1x1-device",
+    );
+    fails(
+        &["live", "sgemm", "--sizes", "100000"],
+        "out of range for sgemm",
+    );
+    fails(
+        &["live", "saxpy", "--repeat", "0"],
+        "--repeat must be at least 1",
+    );
+    fails(
+        &["live", "saxpy", "--budget", "0"],
+        "--budget must be a positive",
+    );
+    fails(
+        &["live", "saxpy", "--out", "/no/such/dir/run.json"],
+        "cannot write /no/such/dir/run.json",
+    );
+    // No kernel and no --list is a usage error from the argument parser.
+    let o = warpscope(&["live"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn the_h100_sample_run_reopens_with_its_results() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(SAMPLE);
+    let profile = import_file(&path, &Progress::new()).unwrap();
+    assert_eq!(profile.source.tool, "warpscope live");
+    let run = LiveRun::from_profile(&profile).expect("live results in the sample");
+    assert_eq!(run.kernel, "vector_add");
+    assert!(run.device.name.contains("H100"), "{}", run.device.name);
+    // The full sweep: 3 launch shapes x 2 memories x 5 sizes, plus the CPU at 5 sizes.
+    assert_eq!(run.points.len(), 35);
+    assert!(run.all_checks_ok());
+    assert!(run.cupti, "the sample was made with CUPTI");
+    assert!(run.peaks.d2d_bytes_per_s.is_some());
+    for p in &run.points {
+        assert!(!p.event_ns.is_empty(), "{} {}", p.config, p.size);
+    }
+    // Its kernels are on the timeline and in the tables like any profile's.
+    let o = warpscope(&["summary", SAMPLE, "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = summary["gpu_activities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"vector_add"), "{names:?}");
+    let o = warpscope(&["info", SAMPLE]);
+    let info = stdout(&o);
+    assert!(info.contains("warpscope live"), "{info}");
+    assert!(info.contains("live_results:"), "{info}");
+    assert!(
+        !info.contains("\"points\""),
+        "info printed the raw results JSON"
+    );
+}
