@@ -410,3 +410,70 @@ fn ranks_of_one_job_opened_together_merge_into_one_profile_with_a_gpu_each() {
         .collect();
     assert_eq!(gpus.len(), 2, "{names:#?}");
 }
+
+#[test]
+fn the_live_lab_opens_from_the_menu_and_without_a_gpu_says_so_and_cannot_run() {
+    if warpscope_live::probe().is_ok() {
+        eprintln!("skipped: this machine has a CUDA driver");
+        return;
+    }
+    let mut h = app_harness(Vec::new());
+    h.step();
+    // The welcome screen has a "Live lab…" button too; use the menu's.
+    h.get_by_label("Live").click();
+    h.run_steps(2);
+    h.query_all_by_label("Live lab…").last().unwrap().click();
+    h.run_steps(3);
+    assert!(h.state().live.open);
+    assert!(
+        h.query_by_label_contains("no CUDA driver found").is_some(),
+        "the window does not say why it cannot run"
+    );
+    // The inputs still work: the kernel's sizes and configurations are filled in...
+    assert!(h.query_by_label("1x1-unified").is_some());
+    assert!(h.query_by_label("cpu").is_some());
+    // ...but Run is disabled, and clicking it starts nothing.
+    let run = h.get_by_label("Run");
+    assert!(run.accesskit_node().is_disabled());
+    run.click();
+    h.run_steps(2);
+    assert!(!h.state().live.busy());
+    // The rest of the app is unaffected: a profile still opens.
+    h.state_mut().open(
+        sample("alexnet_b8.pt.trace.json.gz"),
+        &egui::Context::default(),
+    );
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 1);
+}
+
+#[test]
+fn a_saved_live_run_opens_with_its_results_table_and_plot() {
+    let mut h = app_harness(vec![sample("live_vector_add_h100.json.gz")]);
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 1);
+    let tab = &h.state().tabs[0];
+    let run = tab.live.as_ref().expect("live results");
+    assert!(tab.show_live, "a live run opens on its results");
+    assert_eq!(run.points.len(), 35);
+    // The result table: every configuration, the CPU baseline, checks passed.
+    for config in ["1x1-device", "1x256-unified", "grid-device", "cpu"] {
+        assert!(
+            h.query_all_by_label(config).next().is_some(),
+            "{config} missing from the results"
+        );
+    }
+    assert!(h.query_by_label_contains("MISMATCH").is_none());
+    let grid_100m = run
+        .points
+        .iter()
+        .find(|p| p.config == "grid-device" && p.size == 100_000_000)
+        .unwrap();
+    let shown = format_duration_ns(grid_100m.median_event_ns().unwrap());
+    assert!(h.query_by_label(&shown).is_some(), "{shown} not shown");
+    // The kernels are on the timeline and in the tables too.
+    h.get_by_label("Tables").click();
+    h.run_steps(3);
+    assert!(!h.state().tabs[0].show_live);
+    assert!(h.query_all_by_label_contains("vector_add").next().is_some());
+}

@@ -2,7 +2,10 @@
 //! command line, drag-and-drop, File → Open and the recent-files list; loading off the UI
 //! thread; errors shown in the window without closing anything that is open.
 
+mod live;
 mod loader;
+
+pub use live::{LiveLab, live_results_ui};
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, channel};
@@ -11,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use egui::{Align, Color32, Key, KeyboardShortcut, Layout, Modifiers, RichText};
 use warpscope_core::Profile;
 use warpscope_core::analysis::compare::{RunLabel, merge_ranks, profile_rank};
+use warpscope_live::LiveRun;
 use warpscope_ui::Selection;
 use warpscope_ui::compare::{CompareState, compare_ui};
 use warpscope_ui::range_stats::range_stats_ui;
@@ -32,12 +36,19 @@ pub struct Tab {
     pub tables: TablesState,
     /// What is selected in this tab.
     pub selection: Selection,
+    /// The results of the live run this profile came from, if it did.
+    pub live: Option<LiveRun>,
+    /// Show the live results instead of the tables below the timeline.
+    pub show_live: bool,
 }
 
 impl Tab {
     fn new(profile: Profile) -> Self {
         let timeline = TimelineState::new(&profile);
+        let live = LiveRun::from_profile(&profile);
         Self {
+            show_live: live.is_some(),
+            live,
             profile: Arc::new(profile),
             timeline,
             tables: TablesState::default(),
@@ -113,6 +124,8 @@ pub struct WarpscopeApp {
     loader: Loader,
     dialog: Option<Receiver<Vec<PathBuf>>>,
     screenshot: Option<ScreenshotPlan>,
+    /// The Live lab window.
+    pub live: LiveLab,
 }
 
 impl WarpscopeApp {
@@ -149,6 +162,7 @@ impl WarpscopeApp {
             loader: Loader::default(),
             dialog: None,
             screenshot,
+            live: LiveLab::default(),
         };
         app.open_all(files, ctx);
         app
@@ -367,6 +381,18 @@ impl WarpscopeApp {
                     ui.ctx().send_viewport_cmd(egui::ViewportCommand::Close);
                 }
             });
+            ui.menu_button("Live", |ui| {
+                if ui
+                    .button("Live lab…")
+                    .on_hover_text(
+                        "Launch bundled CUDA kernels on this machine's GPU and time them",
+                    )
+                    .clicked()
+                {
+                    self.live.open = true;
+                    ui.close();
+                }
+            });
             ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
                 ui.label(RichText::new("warpscope").weak());
             });
@@ -566,9 +592,22 @@ impl WarpscopeApp {
                  nvprof .nvvp, Nsight Systems SQLite exports",
             );
             ui.add_space(8.0);
-            if ui.button("Open…").clicked() {
-                self.open_dialog(ui.ctx());
-            }
+            ui.horizontal(|ui| {
+                // Centre the two buttons.
+                ui.add_space((ui.available_width() - 170.0).max(0.0) / 2.0);
+                if ui.button("Open…").clicked() {
+                    self.open_dialog(ui.ctx());
+                }
+                if ui
+                    .button("Live lab…")
+                    .on_hover_text(
+                        "Launch bundled CUDA kernels on this machine's GPU and time them",
+                    )
+                    .clicked()
+                {
+                    self.live.open = true;
+                }
+            });
             if !self.recent.is_empty() {
                 ui.add_space(16.0);
                 ui.label(RichText::new("Recent").strong());
@@ -600,6 +639,16 @@ impl WarpscopeApp {
                         Self::details_ui(tab, &profile, ui);
                     });
                 egui::CentralPanel::default().show(ui, |ui| {
+                    if let Some(run) = &tab.live {
+                        ui.horizontal(|ui| {
+                            ui.selectable_value(&mut tab.show_live, true, "Live results");
+                            ui.selectable_value(&mut tab.show_live, false, "Tables");
+                        });
+                        if tab.show_live {
+                            live_results_ui(ui, run);
+                            return;
+                        }
+                    }
                     range_stats_ui(ui, &profile, &mut tab.selection);
                     let response = tables_ui(ui, &profile, &mut tab.tables, &mut tab.selection);
                     if let Some(forward) = response.step {
@@ -718,6 +767,10 @@ impl eframe::App for WarpscopeApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         let ctx = ui.ctx().clone();
         self.collect_loaded();
+        if let Some(output) = self.live.poll() {
+            self.tabs.push(Tab::new(output.profile));
+            self.active = self.tabs.len() - 1;
+        }
         self.take_dropped_files(&ctx);
         self.poll_dialog(&ctx);
         if ctx.input_mut(|i| i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::O)))
@@ -757,6 +810,7 @@ impl eframe::App for WarpscopeApp {
             egui::CentralPanel::default().show(ui, |ui| self.welcome_ui(ui));
         }
         self.compare_dialog_ui(&ctx);
+        self.live.window_ui(&ctx);
         Self::drop_overlay_ui(&ctx);
         self.screenshot_step(&ctx);
     }
