@@ -30,6 +30,14 @@ struct ConfigEntry {
     memory: warpscope_live::Memory,
 }
 
+/// A kernel's default sizes as people write them (`1M`, `5M`, ...).
+fn default_sizes(k: &warpscope_live::KernelSpec) -> Vec<String> {
+    k.default_sizes
+        .iter()
+        .map(|&s| format_size(s, k.size_unit))
+        .collect()
+}
+
 /// `warpscope live --list`.
 pub fn live_catalog(format: OutputFormat) -> Result<String> {
     let entries: Vec<CatalogEntry> = CATALOG
@@ -61,11 +69,7 @@ pub fn live_catalog(format: OutputFormat) -> Result<String> {
         OutputFormat::Csv => {
             let mut out = String::from("kernel,config,target,memory,size_unit,default_sizes\n");
             for k in CATALOG {
-                let sizes: Vec<String> = k
-                    .default_sizes
-                    .iter()
-                    .map(|&s| format_size(s, k.size_unit))
-                    .collect();
+                let sizes = default_sizes(k);
                 for c in k.configs {
                     let _ = writeln!(
                         out,
@@ -88,11 +92,7 @@ pub fn live_catalog(format: OutputFormat) -> Result<String> {
         OutputFormat::Table => {
             let mut out = String::from("Bundled kernels (warpscope live KERNEL):\n");
             for k in CATALOG {
-                let sizes: Vec<String> = k
-                    .default_sizes
-                    .iter()
-                    .map(|&s| format_size(s, k.size_unit))
-                    .collect();
+                let sizes = default_sizes(k);
                 let _ = writeln!(out, "\n  {:<11} {}", k.name, k.summary);
                 let _ = writeln!(
                     out,

@@ -496,6 +496,21 @@ pub enum MemoryKind {
 }
 
 impl MemoryKind {
+    /// CUPTI's `CUpti_ActivityMemoryKind` numbers (nvprof `srcKind`, `dstKind`, `memoryKind`,
+    /// CUPTI activity records).
+    pub fn from_cupti(kind: i64) -> Self {
+        match kind {
+            1 => Self::Pageable,
+            2 => Self::Pinned,
+            3 => Self::Device,
+            4 => Self::Array,
+            5 => Self::Managed,
+            6 => Self::DeviceStatic,
+            7 => Self::ManagedStatic,
+            _ => Self::Unknown,
+        }
+    }
+
     /// Parses the words used in Kineto memcpy names and nvprof CSV cells.
     pub fn from_word(s: &str) -> Self {
         match s.trim() {

@@ -366,8 +366,8 @@ fn attribute(records: &[Record], t0: u64, rec: &mut Recording) -> HashMap<u64, i
                     kind: GpuOpKind::Copy {
                         kind,
                         bytes: *bytes,
-                        src: memory_kind(*src_kind),
-                        dst: memory_kind(*dst_kind),
+                        src: MemoryKind::from_cupti(i64::from(*src_kind)),
+                        dst: MemoryKind::from_cupti(i64::from(*dst_kind)),
                     },
                     correlation: Some(u64::from(*correlation)),
                 });
@@ -450,20 +450,6 @@ fn attribute(records: &[Record], t0: u64, rec: &mut Recording) -> HashMap<u64, i
         .collect()
 }
 
-/// CUPTI's memory kind numbers.
-fn memory_kind(kind: u8) -> MemoryKind {
-    match kind {
-        1 => MemoryKind::Pageable,
-        2 => MemoryKind::Pinned,
-        3 => MemoryKind::Device,
-        4 => MemoryKind::Array,
-        5 => MemoryKind::Managed,
-        6 => MemoryKind::DeviceStatic,
-        7 => MemoryKind::ManagedStatic,
-        _ => MemoryKind::Unknown,
-    }
-}
-
 fn ceil_div(a: u64, b: u64) -> u32 {
     u32::try_from(a.div_ceil(b)).unwrap_or(u32::MAX)
 }
@@ -471,6 +457,18 @@ fn ceil_div(a: u64, b: u64) -> u32 {
 /// Bytes of `n` floats.
 fn floats(n: u64) -> u64 {
     n * 4
+}
+
+/// The `vector_add` launch of a configuration over `n` floats at `[a, b, c]`.
+fn vector_add_launch(f: CUfunction, config: &str, n: u64, [a, b, c]: [u64; 3]) -> Launch<'static> {
+    let (blocks, threads) = launch_shape(config, n);
+    Launch {
+        f,
+        name: "vector_add",
+        grid: (blocks, 1, 1),
+        block: (threads, 1, 1),
+        args: vec![Arg::Ptr(a), Arg::Ptr(b), Arg::Ptr(c), Arg::U64(n)],
+    }
 }
 
 /// (blocks, threads per block) of a `vector_add` configuration over `n` floats.
@@ -771,6 +769,20 @@ impl Lab<'_> {
         Ok(())
     }
 
+    /// [`Lab::repeat`] for a kernel launch.
+    fn repeat_launch(
+        &mut self,
+        ctx: &PointCtx<'_>,
+        result: &mut PointResult,
+        launch: &Launch<'_>,
+        before: &mut dyn FnMut(&mut Self) -> Result<(), LiveError>,
+    ) -> Result<(), LiveError> {
+        let desc = self.kernel_desc(launch.f, launch.name, launch.grid, launch.block);
+        self.repeat(ctx, result, &desc, before, &|g| {
+            g.launch(launch.f, launch.grid, launch.block, &launch.args)
+        })
+    }
+
     fn function(
         &self,
         ctx: &PointCtx<'_>,
@@ -828,23 +840,11 @@ impl Lab<'_> {
         let a = self.upload_new(&a_h)?;
         let b = self.upload_new(&b_h)?;
         let c = self.gpu.alloc(floats(n))?;
-        let (blocks, threads) = launch_shape(ctx.point.config.name, n);
-        let desc = self.kernel_desc(f, "vector_add", (blocks, 1, 1), (threads, 1, 1));
-        let (pa, pb, pc) = (a.ptr, b.ptr, c.ptr);
-        self.repeat(
-            ctx,
-            result,
-            &desc,
-            &mut |lab| lab.gpu.fill(pc, 0xff, floats(n)),
-            &|g| {
-                g.launch(
-                    f,
-                    (blocks, 1, 1),
-                    (threads, 1, 1),
-                    &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(pc), Arg::U64(n)],
-                )
-            },
-        )?;
+        let launch = vector_add_launch(f, ctx.point.config.name, n, [a.ptr, b.ptr, c.ptr]);
+        let pc = c.ptr;
+        self.repeat_launch(ctx, result, &launch, &mut |lab| {
+            lab.gpu.fill(pc, 0xff, floats(n))
+        })?;
         let mut c_h = vec![0f32; n as usize];
         self.gpu.download(&mut c_h, &c)?;
         Ok(reference::check_vector_add(&a_h, &b_h, &c_h))
@@ -870,32 +870,17 @@ impl Lab<'_> {
         let mut a = self.gpu.alloc_managed(bytes)?;
         let mut b = self.gpu.alloc_managed(bytes)?;
         let mut c = self.gpu.alloc_managed(bytes)?;
-        let (blocks, threads) = launch_shape(ctx.point.config.name, n);
-        let desc = self.kernel_desc(f, "vector_add", (blocks, 1, 1), (threads, 1, 1));
-        let (pa, pb, pc) = (a.ptr, b.ptr, c.ptr);
+        let launch = vector_add_launch(f, ctx.point.config.name, n, [a.ptr, b.ptr, c.ptr]);
         let mut rng = self.rng.clone();
         // Before every launch the host writes fresh inputs and poisons the output, so the pages
         // live on the host and each launch pays for faulting them over, as a program without
         // explicit copies does.
-        self.repeat(
-            ctx,
-            result,
-            &desc,
-            &mut |_| {
-                rng.fill(a.as_f32_mut(), -1.0, 1.0);
-                rng.fill(b.as_f32_mut(), -1.0, 1.0);
-                c.as_f32_mut().fill(f32::NAN);
-                Ok(())
-            },
-            &|g| {
-                g.launch(
-                    f,
-                    (blocks, 1, 1),
-                    (threads, 1, 1),
-                    &[Arg::Ptr(pa), Arg::Ptr(pb), Arg::Ptr(pc), Arg::U64(n)],
-                )
-            },
-        )?;
+        self.repeat_launch(ctx, result, &launch, &mut |_| {
+            rng.fill(a.as_f32_mut(), -1.0, 1.0);
+            rng.fill(b.as_f32_mut(), -1.0, 1.0);
+            c.as_f32_mut().fill(f32::NAN);
+            Ok(())
+        })?;
         self.gpu.sync()?;
         let a_h = a.as_f32_mut().to_vec();
         let b_h = b.as_f32_mut().to_vec();
@@ -958,24 +943,23 @@ impl Lab<'_> {
         let x = self.upload_new(&x_h)?;
         let y0 = self.upload_new(&y_h)?;
         let y = self.gpu.alloc(floats(n))?;
-        let blocks = ceil_div(n, 256).max(1);
-        let desc = self.kernel_desc(f, "saxpy", (blocks, 1, 1), (256, 1, 1));
-        let (px, py0, py) = (x.ptr, y0.ptr, y.ptr);
+        let launch = Launch {
+            f,
+            name: "saxpy",
+            grid: (ceil_div(n, 256).max(1), 1, 1),
+            block: (256, 1, 1),
+            args: vec![
+                Arg::F32(alpha),
+                Arg::Ptr(x.ptr),
+                Arg::Ptr(y.ptr),
+                Arg::U64(n),
+            ],
+        };
+        let (py0, py) = (y0.ptr, y.ptr);
         // y is updated in place: restore it from the pristine copy before every launch.
-        self.repeat(
-            ctx,
-            result,
-            &desc,
-            &mut |lab| lab.gpu.copy_d2d(py, py0, floats(n)),
-            &|g| {
-                g.launch(
-                    f,
-                    (blocks, 1, 1),
-                    (256, 1, 1),
-                    &[Arg::F32(alpha), Arg::Ptr(px), Arg::Ptr(py), Arg::U64(n)],
-                )
-            },
-        )?;
+        self.repeat_launch(ctx, result, &launch, &mut |lab| {
+            lab.gpu.copy_d2d(py, py0, floats(n))
+        })?;
         let mut out = vec![0f32; n as usize];
         self.gpu.download(&mut out, &y)?;
         Ok(reference::check_saxpy(alpha, &x_h, &y_h, &out))
@@ -1010,36 +994,32 @@ impl Lab<'_> {
                 let blocks = self.gpu.facts.sm_count.max(1) * 8;
                 let n4 = n / 4;
                 let tail = u32::try_from(n % 4).unwrap_or(0);
-                let desc = self.kernel_desc(f, "copy_vec4", (blocks, 1, 1), (256, 1, 1));
-                let (st, dt) = (ps + n4 * 16, pd + n4 * 16);
-                self.repeat(ctx, result, &desc, poison, &|g| {
-                    g.launch(
-                        f,
-                        (blocks, 1, 1),
-                        (256, 1, 1),
-                        &[
-                            Arg::Ptr(ps),
-                            Arg::Ptr(pd),
-                            Arg::U64(n4),
-                            Arg::Ptr(st),
-                            Arg::Ptr(dt),
-                            Arg::U32(tail),
-                        ],
-                    )
-                })?;
+                let launch = Launch {
+                    f,
+                    name: "copy_vec4",
+                    grid: (blocks, 1, 1),
+                    block: (256, 1, 1),
+                    args: vec![
+                        Arg::Ptr(ps),
+                        Arg::Ptr(pd),
+                        Arg::U64(n4),
+                        Arg::Ptr(ps + n4 * 16),
+                        Arg::Ptr(pd + n4 * 16),
+                        Arg::U32(tail),
+                    ],
+                };
+                self.repeat_launch(ctx, result, &launch, poison)?;
             }
             _ => {
                 let f = self.function(ctx, "copy_scalar")?;
-                let blocks = ceil_div(n, 256).max(1);
-                let desc = self.kernel_desc(f, "copy_scalar", (blocks, 1, 1), (256, 1, 1));
-                self.repeat(ctx, result, &desc, poison, &|g| {
-                    g.launch(
-                        f,
-                        (blocks, 1, 1),
-                        (256, 1, 1),
-                        &[Arg::Ptr(ps), Arg::Ptr(pd), Arg::U64(n)],
-                    )
-                })?;
+                let launch = Launch {
+                    f,
+                    name: "copy_scalar",
+                    grid: (ceil_div(n, 256).max(1), 1, 1),
+                    block: (256, 1, 1),
+                    args: vec![Arg::Ptr(ps), Arg::Ptr(pd), Arg::U64(n)],
+                };
+                self.repeat_launch(ctx, result, &launch, poison)?;
             }
         }
         let mut out = vec![0f32; n as usize];
@@ -1074,18 +1054,21 @@ impl Lab<'_> {
                 };
                 let f = self.function(ctx, fname)?;
                 let g = ceil_div(n, tile);
-                let desc = self.kernel_desc(f, fname, (g, g, 1), (tile as u32, tile as u32, 1));
-                let args = [
-                    Arg::Ptr(pa),
-                    Arg::Ptr(pb),
-                    Arg::Ptr(pc),
-                    Arg::I32(side),
-                    Arg::I32(side),
-                    Arg::I32(side),
-                ];
-                self.repeat(ctx, result, &desc, poison, &|gpu| {
-                    gpu.launch(f, (g, g, 1), (tile as u32, tile as u32, 1), &args)
-                })?;
+                let launch = Launch {
+                    f,
+                    name: fname,
+                    grid: (g, g, 1),
+                    block: (tile as u32, tile as u32, 1),
+                    args: vec![
+                        Arg::Ptr(pa),
+                        Arg::Ptr(pb),
+                        Arg::Ptr(pc),
+                        Arg::I32(side),
+                        Arg::I32(side),
+                        Arg::I32(side),
+                    ],
+                };
+                self.repeat_launch(ctx, result, &launch, poison)?;
             }
         }
         let mut out = vec![0f32; (n * n) as usize];
@@ -1101,24 +1084,16 @@ impl Lab<'_> {
         let x_h = self.random(n, 0.0, 1.0);
         let x = self.upload_new(&x_h)?;
         let out = self.gpu.alloc(4)?;
-        let blocks = self.gpu.facts.sm_count.max(1) * 8;
-        let desc = self.kernel_desc(f, "reduce_sum", (blocks, 1, 1), (256, 1, 1));
-        let (px, po) = (x.ptr, out.ptr);
+        let launch = Launch {
+            f,
+            name: "reduce_sum",
+            grid: (self.gpu.facts.sm_count.max(1) * 8, 1, 1),
+            block: (256, 1, 1),
+            args: vec![Arg::Ptr(x.ptr), Arg::Ptr(out.ptr), Arg::U64(n)],
+        };
+        let po = out.ptr;
         // The sum starts from zero: an unwritten result stays 0 and fails the check.
-        self.repeat(
-            ctx,
-            result,
-            &desc,
-            &mut |lab| lab.gpu.fill(po, 0, 4),
-            &|g| {
-                g.launch(
-                    f,
-                    (blocks, 1, 1),
-                    (256, 1, 1),
-                    &[Arg::Ptr(px), Arg::Ptr(po), Arg::U64(n)],
-                )
-            },
-        )?;
+        self.repeat_launch(ctx, result, &launch, &mut |lab| lab.gpu.fill(po, 0, 4))?;
         let mut got = [0f32; 1];
         self.gpu.download(&mut got, &out)?;
         Ok(reference::check_reduce(&x_h, got[0]))
@@ -1212,37 +1187,40 @@ impl Lab<'_> {
         let bias = self.upload_new(&bias_h)?;
         let outputs = batch * cout * side * side;
         let output = self.gpu.alloc(floats(outputs))?;
-        let blocks = ceil_div(outputs, 256);
-        let desc = self.kernel_desc(f, "conv2d_forward", (blocks, 1, 1), (256, 1, 1));
-        let (pi, pw, pb, po) = (input.ptr, weight.ptr, bias.ptr, output.ptr);
         let batch32 =
             u32::try_from(batch).map_err(|_| LiveError::Plan("batch too large".into()))?;
-        self.repeat(
-            ctx,
-            result,
-            &desc,
-            &mut |lab| lab.gpu.fill(po, 0xff, floats(outputs)),
-            &|g| {
-                g.launch(
-                    f,
-                    (blocks, 1, 1),
-                    (256, 1, 1),
-                    &[
-                        Arg::Ptr(pi),
-                        Arg::Ptr(pw),
-                        Arg::Ptr(pb),
-                        Arg::Ptr(po),
-                        Arg::U32(batch32),
-                    ],
-                )
-            },
-        )?;
+        let launch = Launch {
+            f,
+            name: "conv2d_forward",
+            grid: (ceil_div(outputs, 256), 1, 1),
+            block: (256, 1, 1),
+            args: vec![
+                Arg::Ptr(input.ptr),
+                Arg::Ptr(weight.ptr),
+                Arg::Ptr(bias.ptr),
+                Arg::Ptr(output.ptr),
+                Arg::U32(batch32),
+            ],
+        };
+        let po = output.ptr;
+        self.repeat_launch(ctx, result, &launch, &mut |lab| {
+            lab.gpu.fill(po, 0xff, floats(outputs))
+        })?;
         let mut out = vec![0f32; outputs as usize];
         self.gpu.download(&mut out, &output)?;
         Ok(reference::check_conv2d(
             &input_h, &weight_h, &bias_h, &out, self.seed,
         ))
     }
+}
+
+/// One kernel launch, as [`Lab::repeat_launch`] times it.
+struct Launch<'a> {
+    f: CUfunction,
+    name: &'a str,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    args: Vec<Arg>,
 }
 
 /// What one point needs to know about the sweep.

@@ -596,16 +596,7 @@ impl ActivityNames {
 
 /// CUPTI's `CUpti_ActivityMemoryKind` (nvprof `srcKind`, `dstKind`, `memoryKind`).
 pub(super) fn memory_kind_cupti(v: Option<i64>) -> Option<MemoryKind> {
-    Some(match v? {
-        1 => MemoryKind::Pageable,
-        2 => MemoryKind::Pinned,
-        3 => MemoryKind::Device,
-        4 => MemoryKind::Array,
-        5 => MemoryKind::Managed,
-        6 => MemoryKind::DeviceStatic,
-        7 => MemoryKind::ManagedStatic,
-        _ => MemoryKind::Unknown,
-    })
+    v.map(MemoryKind::from_cupti)
 }
 
 /// Nsight Systems' `ENUM_CUDA_MEM_KIND`, which numbers the kinds differently from CUPTI.
