@@ -477,3 +477,48 @@ fn a_saved_live_run_opens_with_its_results_table_and_plot() {
     assert!(!h.state().tabs[0].show_live);
     assert!(h.query_all_by_label_contains("vector_add").next().is_some());
 }
+
+#[test]
+fn a_profile_saved_as_chrome_trace_reopens_with_the_same_kernels() {
+    let mut h = app_harness(vec![sample("alexnet_b8.pt.trace.json.gz")]);
+    settle(&mut h);
+    let dir = std::env::temp_dir().join(format!("warpscope-save-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("saved.json.gz");
+    h.state_mut().save_profile_as(0, out.clone());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while h.state().saving() {
+        assert!(Instant::now() < deadline, "saving did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+        h.step();
+    }
+    assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
+    // The saved file is remembered and opens like any trace, with the same GPU time.
+    assert_eq!(
+        h.state().recent[0],
+        std::fs::canonicalize(&out).unwrap()
+    );
+    let original = &h.state().tabs[0].profile;
+    let reopened =
+        warpscope_core::import_file(&out, &warpscope_core::Progress::new()).unwrap();
+    assert_eq!(
+        analysis::gpu_total_ns(&reopened, TimeRange::ALL),
+        analysis::gpu_total_ns(original, TimeRange::ALL)
+    );
+    // A file that cannot be written shows its error in the window; the tab stays.
+    h.state_mut()
+        .save_profile_as(0, PathBuf::from("/no/such/dir/saved.json"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while h.state().saving() {
+        assert!(Instant::now() < deadline, "saving did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+        h.step();
+    }
+    assert!(
+        h.state().errors.iter().any(|e| e.contains("/no/such/dir/saved.json")),
+        "{:?}",
+        h.state().errors
+    );
+    assert_eq!(h.state().tabs.len(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

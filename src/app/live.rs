@@ -69,6 +69,18 @@ impl LiveLab {
         self.chosen = vec![true; k.configs.len()];
     }
 
+    /// The "Live lab…" button; opens the window. Returns whether it was clicked.
+    pub fn open_button_ui(&mut self, ui: &mut egui::Ui) -> bool {
+        let clicked = ui
+            .button("Live lab…")
+            .on_hover_text("Launch bundled CUDA kernels on this machine's GPU and time them")
+            .clicked();
+        if clicked {
+            self.open = true;
+        }
+        clicked
+    }
+
     /// True while a run is in flight.
     pub fn busy(&self) -> bool {
         self.running.is_some()

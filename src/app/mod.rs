@@ -126,6 +126,10 @@ pub struct WarpscopeApp {
     screenshot: Option<ScreenshotPlan>,
     /// The Live lab window.
     pub live: LiveLab,
+    /// Saves in flight: each sends the saved path, or the error naming the file.
+    saving: Vec<Receiver<Result<PathBuf, String>>>,
+    /// The Save-as dialog in flight: (tab, path) when the user chose one.
+    save_target: Option<Receiver<Option<(usize, PathBuf)>>>,
 }
 
 impl WarpscopeApp {
@@ -163,6 +167,8 @@ impl WarpscopeApp {
             dialog: None,
             screenshot,
             live: LiveLab::default(),
+            saving: Vec::new(),
+            save_target: None,
         };
         app.open_all(files, ctx);
         app
@@ -323,7 +329,90 @@ impl WarpscopeApp {
         }
     }
 
+    /// Saves the profile of tab `index` as Chrome trace JSON at `path` (gzip when it ends in
+    /// `.gz`), off the UI thread; a failure shows in the window like a file that cannot open.
+    pub fn save_profile_as(&mut self, index: usize, path: PathBuf) {
+        let Some(tab) = self.tabs.get(index) else {
+            return;
+        };
+        let profile = Arc::clone(&tab.profile);
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let result = warpscope_core::export::save_chrome_trace(&profile, &path)
+                .map(|()| path)
+                .map_err(|e| e.to_string());
+            let _ = tx.send(result);
+        });
+        self.saving.push(rx);
+    }
+
+    /// True while a save is in flight.
+    pub fn saving(&self) -> bool {
+        !self.saving.is_empty()
+    }
+
+    fn poll_saves(&mut self) {
+        let mut done = Vec::new();
+        self.saving.retain(|rx| match rx.try_recv() {
+            Ok(result) => {
+                done.push(result);
+                false
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => true,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => false,
+        });
+        for result in done {
+            match result {
+                Ok(path) => self.remember(&path),
+                Err(e) => self.errors.push(e),
+            }
+        }
+    }
+
+    /// File → Save as: asks where (on its own thread), then saves the active profile.
+    fn save_dialog(&mut self, ctx: &egui::Context) {
+        let Some(tab) = self.tabs.get(self.active) else {
+            return;
+        };
+        let index = self.active;
+        let name = Path::new(&tab.title())
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stem = name
+            .trim_end_matches(".gz")
+            .trim_end_matches(".json")
+            .to_string();
+        let (tx, rx) = channel();
+        let ctx = ctx.clone();
+        let spawned = std::thread::Builder::new()
+            .name("warpscope-save-dialog".to_string())
+            .spawn(move || {
+                let path = rfd::FileDialog::new()
+                    .set_title("Save as Chrome trace JSON")
+                    .set_file_name(format!("{stem}.json.gz"))
+                    .add_filter("Chrome trace JSON", &["json", "gz"])
+                    .save_file();
+                let _ = tx.send(path.map(|p| (index, p)));
+                ctx.request_repaint();
+            });
+        match spawned {
+            Ok(_) => self.save_target = Some(rx),
+            Err(e) => self
+                .errors
+                .push(format!("cannot open the file dialog: {e}")),
+        }
+    }
+
     fn poll_dialog(&mut self, ctx: &egui::Context) {
+        if let Some(rx) = &self.save_target
+            && let Ok(choice) = rx.try_recv()
+        {
+            self.save_target = None;
+            if let Some((index, path)) = choice {
+                self.save_profile_as(index, path);
+            }
+        }
         let Some(rx) = &self.dialog else { return };
         if let Ok(files) = rx.try_recv() {
             self.dialog = None;
@@ -338,6 +427,17 @@ impl WarpscopeApp {
             ui.menu_button("File", |ui| {
                 if ui.button("Open…").clicked() {
                     self.open_dialog(ui.ctx());
+                    ui.close();
+                }
+                if ui
+                    .add_enabled(
+                        self.active < self.tabs.len(),
+                        egui::Button::new("Save as Chrome trace JSON…"),
+                    )
+                    .on_hover_text("Any profile (nvprof, nsys, a live run…) as a trace that Perfetto and chrome://tracing open too")
+                    .clicked()
+                {
+                    self.save_dialog(ui.ctx());
                     ui.close();
                 }
                 ui.menu_button("Open recent", |ui| {
@@ -382,14 +482,7 @@ impl WarpscopeApp {
                 }
             });
             ui.menu_button("Live", |ui| {
-                if ui
-                    .button("Live lab…")
-                    .on_hover_text(
-                        "Launch bundled CUDA kernels on this machine's GPU and time them",
-                    )
-                    .clicked()
-                {
-                    self.live.open = true;
+                if self.live.open_button_ui(ui) {
                     ui.close();
                 }
             });
@@ -598,15 +691,7 @@ impl WarpscopeApp {
                 if ui.button("Open…").clicked() {
                     self.open_dialog(ui.ctx());
                 }
-                if ui
-                    .button("Live lab…")
-                    .on_hover_text(
-                        "Launch bundled CUDA kernels on this machine's GPU and time them",
-                    )
-                    .clicked()
-                {
-                    self.live.open = true;
-                }
+                self.live.open_button_ui(ui);
             });
             if !self.recent.is_empty() {
                 ui.add_space(16.0);
@@ -773,6 +858,7 @@ impl eframe::App for WarpscopeApp {
         }
         self.take_dropped_files(&ctx);
         self.poll_dialog(&ctx);
+        self.poll_saves();
         if ctx.input_mut(|i| i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::O)))
         {
             self.open_dialog(&ctx);
@@ -781,7 +867,7 @@ impl eframe::App for WarpscopeApp {
         {
             self.close_tab(self.active);
         }
-        if self.loader.busy() {
+        if self.loader.busy() || self.saving() {
             // Keep the progress bars moving.
             ctx.request_repaint_after(std::time::Duration::from_millis(100));
         }
