@@ -1,7 +1,7 @@
 //! `warpscope live`: plans a sweep from the command line, runs it with progress on stderr,
 //! prints the results, and saves the run as Chrome trace JSON when asked.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,12 +60,25 @@ pub fn plan(opts: &LiveOptions) -> Result<SweepPlan> {
     Ok(plan)
 }
 
+/// Checks that a file can be created in `out`'s folder (a missing folder, no permission).
+fn check_writable(out: &Path) -> Result<()> {
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let probe = dir.join(format!(".warpscope-write-check-{}", std::process::id()));
+    std::fs::File::create(&probe).with_context(|| format!("cannot write {}", out.display()))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
+
 /// Runs the sweep and saves it if asked.
 pub fn run(opts: &LiveOptions) -> Result<LiveOutput> {
     let plan = plan(opts)?;
-    // Fail before running for minutes if the output cannot be written.
+    // Fail before running for minutes if the output cannot be written, without touching a file
+    // that is already there: try a scratch file beside it.
     if let Some(out) = &opts.out {
-        std::fs::File::create(out).with_context(|| format!("cannot write {}", out.display()))?;
+        check_writable(out)?;
     }
     let progress = Arc::new(LiveProgress::default());
     let run_opts = RunOptions {
@@ -98,16 +111,7 @@ pub fn run(opts: &LiveOptions) -> Result<LiveOutput> {
     if let Some(r) = reporter {
         let _ = r.join();
     }
-    let output = match result {
-        Ok(o) => o,
-        Err(e) => {
-            if let Some(out) = &opts.out {
-                // Nothing was measured: do not leave an empty file behind.
-                let _ = std::fs::remove_file(out);
-            }
-            return Err(e.into());
-        }
-    };
+    let output = result?;
     if let Some(out) = &opts.out {
         warpscope_core::export::save_chrome_trace(&output.profile, out)
             .with_context(|| format!("cannot save the run to {}", out.display()))?;

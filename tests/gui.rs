@@ -494,13 +494,9 @@ fn a_profile_saved_as_chrome_trace_reopens_with_the_same_kernels() {
     }
     assert!(h.state().errors.is_empty(), "{:?}", h.state().errors);
     // The saved file is remembered and opens like any trace, with the same GPU time.
-    assert_eq!(
-        h.state().recent[0],
-        std::fs::canonicalize(&out).unwrap()
-    );
+    assert_eq!(h.state().recent[0], std::fs::canonicalize(&out).unwrap());
     let original = &h.state().tabs[0].profile;
-    let reopened =
-        warpscope_core::import_file(&out, &warpscope_core::Progress::new()).unwrap();
+    let reopened = warpscope_core::import_file(&out, &warpscope_core::Progress::new()).unwrap();
     assert_eq!(
         analysis::gpu_total_ns(&reopened, TimeRange::ALL),
         analysis::gpu_total_ns(original, TimeRange::ALL)
@@ -515,7 +511,10 @@ fn a_profile_saved_as_chrome_trace_reopens_with_the_same_kernels() {
         h.step();
     }
     assert!(
-        h.state().errors.iter().any(|e| e.contains("/no/such/dir/saved.json")),
+        h.state()
+            .errors
+            .iter()
+            .any(|e| e.contains("/no/such/dir/saved.json")),
         "{:?}",
         h.state().errors
     );

@@ -104,6 +104,13 @@ fn without_a_gpu_a_run_fails_with_a_clear_message() {
         "no CUDA driver found",
     );
     assert!(!out.exists());
+    // A file already there is left as it was.
+    std::fs::write(&out, "an earlier run").unwrap();
+    fails(
+        &["live", "copy", "--out", out.to_str().unwrap()],
+        "no CUDA driver found",
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "an earlier run");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -128,7 +128,18 @@ impl LiveLab {
         let (p, ctx) = (Arc::clone(&progress), ctx.clone());
         let kernel = plan.kernel.name;
         std::thread::spawn(move || {
-            let result = warpscope_live::run_sweep(&plan, &opts, &p).map_err(|e| e.to_string());
+            // A bug in a run must end it with a message, not leave the window busy forever.
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                warpscope_live::run_sweep(&plan, &opts, &p).map_err(|e| e.to_string())
+            }))
+            .unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(format!("the live run failed: {what}"))
+            });
             let _ = tx.send(result);
             ctx.request_repaint();
         });
@@ -142,7 +153,13 @@ impl LiveLab {
     /// Collects a finished run, if one finished.
     pub fn poll(&mut self) -> Option<LiveOutput> {
         let running = self.running.as_ref()?;
-        let result = running.rx.try_recv().ok()?;
+        let result = match running.rx.try_recv() {
+            Ok(result) => result,
+            Err(std::sync::mpsc::TryRecvError::Empty) => return None,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                Err("the live run stopped without a result".to_string())
+            }
+        };
         self.running = None;
         match result {
             Ok(output) => Some(output),

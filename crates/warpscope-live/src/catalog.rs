@@ -371,6 +371,9 @@ impl KernelSpec {
             KernelId::Reduce => (n, f * n),
             KernelId::Transfer => (0.0, n),
             KernelId::Conv2d => {
+                // Nominal FLOPs, every tap counted (zero padding included), as convolution
+                // rates are usually quoted: at 32x32 with padding 2 about 7% more than the
+                // multiply-adds executed.
                 let (cin, cout, side, ks) = CONV;
                 let (cin, cout, side, ks) = (cin as f64, cout as f64, side as f64, ks as f64);
                 let outputs = n * cout * side * side;
@@ -382,11 +385,20 @@ impl KernelSpec {
         Work { flops, bytes }
     }
 
+    /// Bytes of host memory one point needs at most (inputs, the result read back, copies).
+    pub fn host_bytes(&self, size: u64) -> u64 {
+        match self.id {
+            KernelId::Transfer => 3 * size,
+            _ => self.device_bytes(size),
+        }
+    }
+
     /// Bytes of device memory one point needs (all buffers at once).
     pub fn device_bytes(&self, size: u64) -> u64 {
         match self.id {
-            KernelId::VectorAdd => 12 * size,
-            KernelId::Saxpy | KernelId::Copy => 8 * size,
+            // saxpy keeps a pristine y beside x and y.
+            KernelId::VectorAdd | KernelId::Saxpy => 12 * size,
+            KernelId::Copy => 8 * size,
             KernelId::Sgemm => 12 * size * size,
             KernelId::Reduce => 4 * size + 4,
             KernelId::Transfer => size,
@@ -461,5 +473,22 @@ mod tests {
         let weights = 64.0 * 75.0 + 64.0;
         let output = 100.0 * 64.0 * 1024.0;
         assert_eq!(w.bytes, 4.0 * (input + weights + output));
+    }
+
+    #[test]
+    fn memory_needed_per_point() {
+        // vector_add holds a, b and c on the device and their host copies.
+        let k = kernel("vector_add").unwrap();
+        assert_eq!(k.device_bytes(100 * M), 1_200_000_000);
+        assert_eq!(k.host_bytes(100 * M), 1_200_000_000);
+        // saxpy keeps a pristine y on the device, and x, y and the result on the host.
+        let k = kernel("saxpy").unwrap();
+        assert_eq!(
+            (k.device_bytes(M), k.host_bytes(M)),
+            (12_000_000, 12_000_000)
+        );
+        // A transfer holds the pattern, the host buffer and the bytes read back.
+        let k = kernel("transfer").unwrap();
+        assert_eq!(k.host_bytes(1 << 30), 3 << 30);
     }
 }

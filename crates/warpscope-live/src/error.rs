@@ -11,6 +11,14 @@ pub enum LiveError {
          and its driver; opening and comparing profiles works without one)"
     )]
     NoDriver,
+    /// The driver is older than the CUDA 12.8 API the lab is built against.
+    #[error(
+        "the NVIDIA driver supports CUDA {found}; the live lab needs a driver for CUDA 12.8 or newer"
+    )]
+    OldDriver {
+        /// The CUDA version the driver supports.
+        found: String,
+    },
     /// The driver loaded but reports no device.
     #[error("the CUDA driver found no GPU")]
     NoDevice,
@@ -39,9 +47,7 @@ pub enum LiveError {
         log: String,
     },
     /// A point needs more memory than the device has free.
-    #[error(
-        "{what} needs {need_mb:.0} MB but the GPU has {free_mb:.0} MB free; pick smaller sizes"
-    )]
+    #[error("{what} needs {need_mb:.0} MB but only {free_mb:.0} MB are free; pick smaller sizes")]
     OutOfMemory {
         /// Which point.
         what: String,

@@ -115,6 +115,14 @@ fn preload(stem: &str, present: fn() -> bool) -> bool {
     false
 }
 
+/// True if the loader finds `lib{stem}` by one of the names cudarc would ask for.
+fn loadable(stem: &str) -> bool {
+    cudarc::get_lib_name_candidates(stem)
+        .iter()
+        // SAFETY: only opens a CUDA library by name (running its initialisers).
+        .any(|name| unsafe { libloading::Library::new(name) }.is_ok())
+}
+
 /// True if libcuda can be loaded.
 pub(crate) fn driver_present() -> bool {
     static PRESENT: OnceLock<bool> = OnceLock::new();
@@ -149,7 +157,8 @@ pub(crate) fn cublas_present() -> bool {
     static PRESENT: OnceLock<bool> = OnceLock::new();
     // SAFETY: only tries to dlopen libcublas (and its libcublasLt).
     *PRESENT.get_or_init(|| {
-        preload("cublasLt", || false);
+        // libcublas needs libcublasLt beside it: load the first one found, once.
+        preload("cublasLt", || loadable("cublasLt"));
         preload("cublas", || unsafe {
             cudarc::cublas::sys::is_culib_present()
         })
@@ -161,6 +170,18 @@ pub(crate) fn cublas_present() -> bool {
 pub fn probe() -> Result<DeviceFacts, LiveError> {
     if !driver_present() {
         return Err(LiveError::NoDriver);
+    }
+    // The bindings are CUDA 13.0's: some calls (cuEventElapsedTime_v2, cuStreamGetId) exist only
+    // from the 12.8 driver on, and cudarc panics on a missing symbol. Check first.
+    let mut version = 0i32;
+    // SAFETY: writes one int; cuDriverGetVersion exists in every driver and needs no cuInit.
+    unsafe { sys::cuDriverGetVersion(&raw mut version) }
+        .result()
+        .map_err(|e| LiveError::driver("cuDriverGetVersion", e))?;
+    if version < 12_080 {
+        return Err(LiveError::OldDriver {
+            found: format!("{}.{}", version / 1000, (version % 1000) / 10),
+        });
     }
     result::init().map_err(|e| LiveError::driver("cuInit", e))?;
     let count =
@@ -234,10 +255,20 @@ impl Gpu {
         let ctx = unsafe { result::primary_ctx::retain(dev) }
             .map_err(|e| LiveError::driver("cuDevicePrimaryCtxRetain", e))?;
         // SAFETY: `ctx` was just retained.
-        unsafe { result::ctx::set_current(ctx) }
-            .map_err(|e| LiveError::driver("cuCtxSetCurrent", e))?;
-        let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
-            .map_err(|e| LiveError::driver("cuStreamCreate", e))?;
+        let current = unsafe { result::ctx::set_current(ctx) }
+            .map_err(|e| LiveError::driver("cuCtxSetCurrent", e));
+        let stream = current.and_then(|()| {
+            result::stream::create(result::stream::StreamKind::NonBlocking)
+                .map_err(|e| LiveError::driver("cuStreamCreate", e))
+        });
+        let stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                // SAFETY: releases the retain above; nothing else holds the context.
+                let _ = unsafe { result::primary_ctx::release(dev) };
+                return Err(e);
+            }
+        };
         let mut l2 = 0i32;
         // SAFETY: `dev` is valid; writes one int.
         let _ = unsafe {
@@ -402,6 +433,9 @@ impl Gpu {
         // SAFETY: plain allocation; freed in Drop.
         let ptr = unsafe { result::malloc_host(bytes as usize, 0) }
             .map_err(|e| LiveError::driver(format!("cuMemHostAlloc of {}", mb(bytes)), e))?;
+        // SAFETY: `ptr` holds `bytes` writable bytes; zeroing them makes the memory initialised
+        // before any slice is made over it.
+        unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes as usize) };
         Ok(PinnedBuffer { ptr, bytes })
     }
 

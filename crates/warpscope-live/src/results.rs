@@ -123,7 +123,9 @@ impl LiveRun {
         match self.spec()?.metric {
             Metric::Bandwidth => {
                 let r = point.bytes_per_s()?;
-                let pct = (point.target == Target::Gpu)
+                // Host-device copies cross the bus: their ceiling is not the HBM's.
+                let on_device = self.spec()?.id != crate::catalog::KernelId::Transfer;
+                let pct = (point.target == Target::Gpu && on_device)
                     .then_some(self.peaks.d2d_bytes_per_s)
                     .flatten()
                     .map(|p| 100.0 * r / p);
@@ -223,5 +225,12 @@ mod tests {
         assert_eq!(run.rate_unit(), "GB/s");
         let back: LiveRun = serde_json::from_str(&run.to_json()).unwrap();
         assert_eq!(back, run);
+        // Host-device copies cross the bus: no share of the HBM peak for them.
+        let mut transfer = run.clone();
+        transfer.kernel = "transfer".into();
+        transfer.points[0].work = kernel("transfer").unwrap().work(12_000_000);
+        let (gbs, pct) = transfer.rate(&transfer.points[0]).unwrap();
+        assert!((gbs - 1200.0).abs() < 1e-6, "{gbs}");
+        assert_eq!(pct, None);
     }
 }

@@ -134,8 +134,9 @@ struct Timed {
     point: Option<usize>,
 }
 
+/// Fields drop in order: the buffers, flag and events go before `gpu`, whose context they
+/// belong to.
 struct Lab<'a> {
-    gpu: Gpu,
     progress: &'a LiveProgress,
     t0: Instant,
     cupti: bool,
@@ -152,6 +153,7 @@ struct Lab<'a> {
     /// The cache-flushing kernel and the buffer (twice the L2 size, plus a sink) it reads
     /// before every timed launch, so no launch finds its inputs in the cache from the one before.
     flush: Option<(CUfunction, DeviceBuffer)>,
+    gpu: Gpu,
 }
 
 /// Runs `plan` on GPU 0. Fails with [`LiveError::NoDriver`] on a machine without CUDA.
@@ -161,6 +163,13 @@ pub fn run_sweep(
     progress: &LiveProgress,
 ) -> Result<LiveOutput, LiveError> {
     let facts = crate::gpu::probe()?;
+    if plan.configs.iter().any(|c| c.name == "cublas") && !crate::gpu::cublas_present() {
+        return Err(LiveError::Plan(
+            "cuBLAS (libcublas.so) not found: leave out the cublas configuration \
+             (--configs naive,tiled)"
+                .into(),
+        ));
+    }
     let peak_launches = if opts.measure_peaks { 14 } else { 0 };
     progress
         .total
@@ -178,7 +187,8 @@ pub fn run_sweep(
     };
     let gpu = Gpu::open()?;
     let t0 = Instant::now();
-    let cupti_t0 = Collector::now_ns().filter(|_| collector.is_some());
+    // Only ask CUPTI for its clock when it is loaded: cudarc panics on a missing library.
+    let cupti_t0 = collector.as_ref().and_then(|_| Collector::now_ns());
     let unix_start_ns = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .ok()
@@ -454,6 +464,26 @@ fn ceil_div(a: u64, b: u64) -> u32 {
     u32::try_from(a.div_ceil(b)).unwrap_or(u32::MAX)
 }
 
+/// Fails with [`LiveError::OutOfMemory`] when the host has less memory available than `need`
+/// bytes (a failed allocation would abort the process). Skipped where `/proc/meminfo` is absent.
+fn check_host_memory(what: &str, need: u64) -> Result<(), LiveError> {
+    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
+        return Ok(());
+    };
+    let available_kb = info
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+    match available_kb {
+        Some(kb) if need > kb.saturating_mul(1024) => Err(LiveError::OutOfMemory {
+            what: format!("{what} (host memory)"),
+            need_mb: need as f64 / 1e6,
+            free_mb: kb as f64 * 1024.0 / 1e6,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Bytes of `n` floats.
 fn floats(n: u64) -> u64 {
     n * 4
@@ -694,6 +724,7 @@ impl Lab<'_> {
             format_size(point.size, kernel.size_unit)
         );
         self.progress.set_status(label.clone());
+        check_host_memory(&label, kernel.host_bytes(point.size))?;
         let start = self.now_ns();
         let mut result = PointResult {
             config: point.config.name.to_string(),
@@ -1160,19 +1191,28 @@ impl Lab<'_> {
                 g.download_async(host_ptr, pd, bytes)
             }
         };
-        self.repeat(ctx, result, &desc, &mut |_| Ok(()), &launch)?;
-        let arrived = if to_device {
-            let mut back = vec![0u8; bytes as usize];
-            self.gpu.download(&mut back, &dev)?;
-            back
-        } else {
-            // SAFETY-free: the host buffer is read after the stream was synchronised.
-            match pinned_buf.as_mut() {
-                Some(p) => p.as_bytes_mut().to_vec(),
-                None => pageable.clone(),
+        // Poison the destination before every copy, so the check proves the last copy arrived.
+        // (The host side is written only between copies, after the stream was synchronised.)
+        let mut poison = |lab: &mut Self| {
+            if to_device {
+                lab.gpu.fill(pd, 0xff, bytes)
+            } else {
+                host.fill(0xff);
+                Ok(())
             }
         };
-        Ok(reference::check_bytes(&pattern, &arrived))
+        self.repeat(ctx, result, &desc, &mut poison, &launch)?;
+        if to_device {
+            let mut back = vec![0u8; bytes as usize];
+            self.gpu.download(&mut back, &dev)?;
+            Ok(reference::check_bytes(&pattern, &back))
+        } else {
+            let arrived: &[u8] = match pinned_buf.as_mut() {
+                Some(p) => p.as_bytes_mut(),
+                None => &pageable,
+            };
+            Ok(reference::check_bytes(&pattern, arrived))
+        }
     }
 
     fn conv2d(&mut self, ctx: &PointCtx<'_>, result: &mut PointResult) -> Result<Check, LiveError> {
