@@ -226,7 +226,7 @@ mod tests {
         let back: LiveRun = serde_json::from_str(&run.to_json()).unwrap();
         assert_eq!(back, run);
         // Host-device copies cross the bus: no share of the HBM peak for them.
-        let mut transfer = run.clone();
+        let mut transfer = run;
         transfer.kernel = "transfer".into();
         transfer.points[0].work = kernel("transfer").unwrap().work(12_000_000);
         let (gbs, pct) = transfer.rate(&transfer.points[0]).unwrap();
