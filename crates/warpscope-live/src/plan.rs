@@ -50,11 +50,11 @@ impl SweepPlan {
         }
         if let Some(&s) = sizes.iter().find(|&&s| s == 0 || s > kernel.max_size) {
             return Err(LiveError::Plan(format!(
-                "size {} is out of range for {}: 1 to {} {}",
+                "size {} is out of range for {}: sizes ({}) go from 1 to {}",
                 format_size(s, kernel.size_unit),
                 kernel.name,
-                format_size(kernel.max_size, kernel.size_unit),
-                kernel.size_unit.as_str()
+                kernel.size_unit.as_str(),
+                format_size(kernel.max_size, kernel.size_unit)
             )));
         }
         let configs: Vec<&'static ConfigSpec> = match configs {
@@ -239,7 +239,10 @@ mod tests {
             "sgemm has no configuration \"fast\"; it has: naive, tiled, cublas"
         );
         let err = SweepPlan::new(k, Some(&[100_000]), None, 1, 0).unwrap_err();
-        assert!(err.to_string().contains("out of range"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "size 100K is out of range for sgemm: sizes (m = n = k) go from 1 to 16384"
+        );
         let err = SweepPlan::new(k, Some(&[]), None, 1, 0).unwrap_err();
         assert_eq!(err.to_string(), "no sizes given");
         let err = SweepPlan::new(k, None, None, 0, 0).unwrap_err();
