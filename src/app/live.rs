@@ -322,6 +322,9 @@ pub fn live_results_ui(ui: &mut egui::Ui, run: &LiveRun) {
         }
         ui.weak(facts.join(" · "));
     });
+    for w in &run.warnings {
+        ui.colored_label(Color32::from_rgb(0xe0, 0xa0, 0x40), w);
+    }
     // The table on the left, the plot on the right: both keep the panel's full height.
     let height = ui.available_height().max(160.0);
     ui.columns(2, |cols| {

@@ -121,6 +121,7 @@ struct RunJson<'a> {
     warmup: u32,
     rate_unit: &'static str,
     all_checks_ok: bool,
+    warnings: &'a [String],
     points: Vec<PointJson<'a>>,
 }
 
@@ -182,6 +183,7 @@ pub fn live_run(run: &LiveRun, format: OutputFormat) -> Result<String> {
         warmup: run.warmup,
         rate_unit: run.rate_unit(),
         all_checks_ok: run.all_checks_ok(),
+        warnings: &run.warnings,
         points,
     };
     Ok(match format {
@@ -293,6 +295,9 @@ fn live_table(run: &LiveRun, json: &RunJson<'_>) -> String {
                 None => "-".into(),
             }
         );
+    }
+    for w in &run.warnings {
+        let _ = writeln!(out, "\nWarning: {w}");
     }
     if run
         .points

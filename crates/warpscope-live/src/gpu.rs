@@ -611,8 +611,9 @@ impl Drop for ManagedBuffer {
     }
 }
 
-/// An `int` in pinned host memory mapped into the device's address space: the host sets it to
-/// release the `hold_stream` kernel of `assets/kernels/timing.cu`.
+/// Two `int`s in pinned host memory mapped into the device's address space: the host sets the
+/// first to release the `hold_stream` kernel of `assets/kernels/timing.cu`; the kernel sets the
+/// second when it gave up waiting.
 pub(crate) struct HostFlag {
     host: *mut c_void,
     pub(crate) device: CUdeviceptr,
@@ -622,9 +623,9 @@ impl HostFlag {
     /// Allocates the flag, cleared.
     pub(crate) fn new() -> Result<Self, LiveError> {
         let mut host = std::ptr::null_mut();
-        // SAFETY: allocates 4 bytes of pinned, device-mapped (0x02), portable (0x01) memory;
+        // SAFETY: allocates 8 bytes of pinned, device-mapped (0x02), portable (0x01) memory;
         // freed in Drop.
-        unsafe { sys::cuMemHostAlloc(&raw mut host, 4, 0x03) }
+        unsafe { sys::cuMemHostAlloc(&raw mut host, 8, 0x03) }
             .result()
             .map_err(|e| LiveError::driver("cuMemHostAlloc (flag)", e))?;
         let mut device: CUdeviceptr = 0;
@@ -634,8 +635,23 @@ impl HostFlag {
             .map_err(|e| LiveError::driver("cuMemHostGetDevicePointer", e));
         let flag = Self { host, device };
         mapped?;
-        flag.set(0);
+        flag.arm();
         Ok(flag)
+    }
+
+    /// Clears both words: the next hold waits, and has not timed out.
+    pub(crate) fn arm(&self) {
+        // SAFETY: `host` points to 8 live, aligned bytes; no kernel is using the flag (the
+        // stream was synchronised after the last hold).
+        unsafe { std::ptr::write_volatile(self.host.cast::<i32>().add(1), 0) };
+        self.set(0);
+    }
+
+    /// True if the last hold gave up waiting (read after the stream was synchronised).
+    pub(crate) fn timed_out(&self) -> bool {
+        // SAFETY: `host` points to 8 live, aligned bytes; the kernel that writes the second word
+        // has finished (the stream was synchronised).
+        unsafe { std::ptr::read_volatile(self.host.cast::<i32>().add(1)) != 0 }
     }
 
     /// Writes the flag; the GPU sees it through the mapping.

@@ -266,6 +266,9 @@ pub fn build_profile(run: &LiveRun, rec: &Recording, path: PathBuf) -> Profile {
             EventKind::GpuAnnotation,
         );
     }
+    for w in &run.warnings {
+        b.warn("live-run", 1, w.clone());
+    }
     if rec.timing_launches > 0 {
         b.warn(
             "live-timing-kernels",
@@ -339,6 +342,7 @@ mod tests {
                 cupti_ns: vec![10_000, 10_500],
                 check: None,
             }],
+            warnings: Vec::new(),
         }
     }
 

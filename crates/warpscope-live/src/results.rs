@@ -64,6 +64,9 @@ pub struct LiveRun {
     pub warmup: u32,
     /// The points, configuration by configuration.
     pub points: Vec<PointResult>,
+    /// Problems that make some numbers less trustworthy.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 /// Median of a list of nanosecond times (the lower middle for even counts).
@@ -218,6 +221,7 @@ mod tests {
             cupti_note: None,
             warmup: 1,
             points: vec![point(vec![10_000], vec![10_000])],
+            warnings: Vec::new(),
         };
         let (gbs, pct) = run.rate(&run.points[0]).unwrap();
         assert!((gbs - 1200.0).abs() < 1e-6, "{gbs}");

@@ -153,6 +153,8 @@ struct Lab<'a> {
     /// The cache-flushing kernel and the buffer (twice the L2 size, plus a sink) it reads
     /// before every timed launch, so no launch finds its inputs in the cache from the one before.
     flush: Option<(CUfunction, DeviceBuffer)>,
+    /// Timed operations whose stream hold gave up waiting for the host.
+    hold_timeouts: u64,
     gpu: Gpu,
 }
 
@@ -211,6 +213,7 @@ pub fn run_sweep(
         timed: Vec::new(),
         hold: None,
         flush: None,
+        hold_timeouts: 0,
     };
     let timing = lab.gpu.compile(TIMING_SOURCE, "timing.cu")?;
     let flush_bytes = (2 * lab.gpu.l2_bytes).max(64 << 20);
@@ -284,7 +287,17 @@ pub fn run_sweep(
         rec.gpu = std::mem::take(&mut lab.own_ops);
     }
 
+    let mut warnings = Vec::new();
+    if lab.hold_timeouts > 0 {
+        warnings.push(format!(
+            "{} timed operations waited for the stream hold's {} s timeout (the host was slow \
+             to queue them): their CUDA-event times include part of that wait",
+            lab.hold_timeouts,
+            HOLD_TIMEOUT_NS / 1_000_000_000
+        ));
+    }
     let run = LiveRun {
+        warnings,
         kernel: plan.kernel.name.to_string(),
         size_unit: plan.kernel.size_unit,
         device: lab.gpu.facts.clone(),
@@ -559,7 +572,7 @@ impl Lab<'_> {
         }
         let held = match (&self.hold, op.queue) {
             (Some((hold, flag)), true) => {
-                flag.set(0);
+                flag.arm();
                 self.gpu.launch(
                     *hold,
                     (1, 1, 1),
@@ -589,6 +602,9 @@ impl Lab<'_> {
         launched?;
         recorded?;
         self.gpu.sync()?;
+        if held.is_some_and(HostFlag::timed_out) {
+            self.hold_timeouts += 1;
+        }
         let elapsed_ns = start.elapsed_ns(&end)?;
         self.timed.push(Timed { id, point });
         self.event_spans.push(EventSpan {
