@@ -1,0 +1,731 @@
+//! Runs a planned sweep on the GPU: measures the device's ceilings, compiles the kernel, and for
+//! every point sets up fresh random inputs, warms up, times each launch between two CUDA events
+//! (with CUPTI collecting the kernel and copy records where present), checks the last result
+//! against the CPU reference, and records everything for the timeline.
+
+mod kernels;
+mod records;
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use warpscope_core::model::{CopyKind, MemoryKind};
+use warpscope_core::{EventKind, Profile};
+
+use crate::cupti::Collector;
+use crate::error::LiveError;
+use crate::gpu::{Arg, Blas, DeviceBuffer, Gpu, HostFlag};
+use cudarc::driver::sys::CUfunction;
+
+const TIMING_SOURCE: &str = include_str!("../../../../assets/kernels/timing.cu");
+/// The lab's own timing kernels, left out of the profile (a warning counts them).
+const TIMING_KERNELS: [&str; 2] = ["hold_stream", "flush_l2"];
+/// The hold releases itself after this long if the host never does.
+const HOLD_TIMEOUT_NS: u64 = 2_000_000_000;
+use crate::plan::{Point, SweepPlan, format_size};
+use crate::profile::{EventSpan, GpuOp, GpuOpKind, HostSpan, Recording, build_profile};
+use crate::reference::Rng;
+use crate::results::{LiveRun, Peaks, PointResult, median_ns};
+use records::attribute;
+
+/// How a run is made.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Measure the device-to-device bandwidth and the cuBLAS SGEMM rate first, so rates can be
+    /// given as a share of the measured peak.
+    pub measure_peaks: bool,
+    /// Collect CUPTI activity records when libcupti is present.
+    pub use_cupti: bool,
+    /// What the profile calls its source (the output file when saved).
+    pub profile_path: PathBuf,
+    /// Hold the stream with a spinning kernel while the timing events and the launch are queued,
+    /// so event times leave out the host's launch latency. Turn off under profilers that
+    /// serialize launches (Nsight Compute), where the hold would wait for its timeout.
+    pub queue_ahead: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            measure_peaks: true,
+            use_cupti: true,
+            profile_path: PathBuf::from("live run"),
+            queue_ahead: true,
+        }
+    }
+}
+
+/// Progress of a run, shared with the thread that shows it; also carries the cancel request.
+#[derive(Debug, Default)]
+pub struct LiveProgress {
+    done: AtomicU64,
+    total: AtomicU64,
+    cancel: AtomicBool,
+    status: Mutex<String>,
+}
+
+impl LiveProgress {
+    /// Launches done and planned.
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.done.load(Ordering::Relaxed),
+            self.total.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Fraction done, 0 to 1.
+    pub fn fraction(&self) -> f32 {
+        let (done, total) = self.counts();
+        if total == 0 {
+            0.0
+        } else {
+            (done as f32 / total as f32).min(1.0)
+        }
+    }
+
+    /// What the run is doing now.
+    pub fn status(&self) -> String {
+        self.status.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Asks the run to stop after the launch in flight.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// True once [`LiveProgress::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+
+    fn set_status(&self, text: String) {
+        if let Ok(mut s) = self.status.lock() {
+            *s = text;
+        }
+    }
+
+    fn step(&self) {
+        self.done.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A finished run: its results and its profile.
+#[derive(Clone, Debug)]
+pub struct LiveOutput {
+    /// Results per point.
+    pub run: LiveRun,
+    /// The profile (timeline, tables), with the results inside it.
+    pub profile: Profile,
+}
+
+/// What a timed operation is, for the timeline when CUPTI is absent.
+struct OpDesc {
+    api: &'static str,
+    name: String,
+    kind: GpuOpKind,
+    /// Queue the events and the operation behind a held stream (only for calls that never block
+    /// the host: a blocking call behind a held stream would wait for the hold's timeout).
+    queue: bool,
+}
+
+/// A timed launch: its external correlation id and the point it belongs to.
+struct Timed {
+    id: u64,
+    point: Option<usize>,
+}
+
+/// Fields drop in order: the buffers, flag and events go before `gpu`, whose context they
+/// belong to.
+struct Lab<'a> {
+    progress: &'a LiveProgress,
+    t0: Instant,
+    cupti: bool,
+    next_id: u64,
+    stream_id: u64,
+    rng: Rng,
+    seed: u64,
+    host: Vec<HostSpan>,
+    own_ops: Vec<GpuOp>,
+    event_spans: Vec<EventSpan>,
+    timed: Vec<Timed>,
+    /// The stream-holding kernel and its release flag.
+    hold: Option<(CUfunction, HostFlag)>,
+    /// The cache-flushing kernel and the buffer (twice the L2 size, plus a sink) it reads
+    /// before every timed launch, so no launch finds its inputs in the cache from the one before.
+    flush: Option<(CUfunction, DeviceBuffer)>,
+    /// Timed operations whose stream hold gave up waiting for the host.
+    hold_timeouts: u64,
+    gpu: Gpu,
+}
+
+/// Runs `plan` on GPU 0. Fails with [`LiveError::NoDriver`] on a machine without CUDA.
+pub fn run_sweep(
+    plan: &SweepPlan,
+    opts: &RunOptions,
+    progress: &LiveProgress,
+) -> Result<LiveOutput, LiveError> {
+    let facts = crate::gpu::probe()?;
+    if plan.configs.iter().any(|c| c.name == "cublas") && !crate::gpu::cublas_present() {
+        return Err(LiveError::Plan(
+            "cuBLAS (libcublas.so) not found: leave out the cublas configuration \
+             (--configs naive,tiled)"
+                .into(),
+        ));
+    }
+    let peak_launches = if opts.measure_peaks { 14 } else { 0 };
+    progress
+        .total
+        .store(plan.launches() + peak_launches, Ordering::Relaxed);
+    progress.set_status(format!("starting on {}", facts.name));
+
+    // CUPTI must be enabled before the context exists.
+    let (collector, cupti_note) = if opts.use_cupti {
+        match Collector::start() {
+            Ok(c) => (Some(c), None),
+            Err(note) => (None, Some(note)),
+        }
+    } else {
+        (None, Some("CUPTI not requested".to_string()))
+    };
+    let gpu = Gpu::open()?;
+    let t0 = Instant::now();
+    // Only ask CUPTI for its clock when it is loaded: cudarc panics on a missing library.
+    let cupti_t0 = collector.as_ref().and_then(|_| Collector::now_ns());
+    let unix_start_ns = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .ok()
+        .and_then(|d| i64::try_from(d.as_nanos()).ok());
+    let seed = unix_start_ns.map_or(0x5eed, |t| t as u64);
+    let context = gpu.context_id();
+    let stream_id = gpu.stream_id();
+    let mut lab = Lab {
+        gpu,
+        progress,
+        t0,
+        cupti: collector.is_some(),
+        next_id: 1,
+        stream_id,
+        rng: Rng::new(seed),
+        seed,
+        host: Vec::new(),
+        own_ops: Vec::new(),
+        event_spans: Vec::new(),
+        timed: Vec::new(),
+        hold: None,
+        flush: None,
+        hold_timeouts: 0,
+    };
+    let timing = lab.gpu.compile(TIMING_SOURCE, "timing.cu")?;
+    let flush_bytes = (2 * lab.gpu.l2_bytes).max(64 << 20);
+    let flush = lab.gpu.alloc(flush_bytes + 16)?;
+    lab.gpu.fill(flush.ptr, 0, flush.bytes)?;
+    lab.flush = Some((lab.gpu.function(timing, "flush_l2")?, flush));
+    if opts.queue_ahead {
+        let f = lab.gpu.function(timing, "hold_stream")?;
+        lab.hold = Some((f, HostFlag::new()?));
+    }
+
+    let peaks = if opts.measure_peaks {
+        lab.measure_peaks()?
+    } else {
+        Peaks::default()
+    };
+    let mut points = Vec::new();
+    let module = match plan.kernel.source {
+        Some(src) => {
+            progress.set_status(format!("compiling {}", plan.kernel.name));
+            let file = plan.kernel.source_file.unwrap_or(plan.kernel.name);
+            let start = lab.now_ns();
+            let m = lab.gpu.compile(src, file)?;
+            lab.host_span(
+                format!("NVRTC compile {file}"),
+                EventKind::CpuOp,
+                start,
+                None,
+            );
+            Some(m)
+        }
+        None => None,
+    };
+    for config in &plan.configs {
+        let mut first = true;
+        for &size in &plan.sizes {
+            let point = Point { config, size };
+            let index = points.len();
+            let warmup = if first { plan.warmup } else { 0 };
+            first = false;
+            let result = lab.run_point(plan, module, point, index, warmup)?;
+            points.push(result);
+        }
+    }
+    lab.gpu.sync()?;
+
+    // Gather CUPTI's records and attribute them to the timed launches.
+    let mut rec = Recording {
+        pid: i64::from(std::process::id()),
+        tid: 1,
+        context,
+        host: std::mem::take(&mut lab.host),
+        gpu: Vec::new(),
+        event_spans: std::mem::take(&mut lab.event_spans),
+        unix_start_ns,
+        timing_launches: 0,
+    };
+    let mut cupti_note = cupti_note;
+    if let (Some(collector), Some(cupti_t0)) = (collector, cupti_t0) {
+        let (records, dropped) = collector.finish();
+        if dropped > 0 {
+            cupti_note = Some(format!("CUPTI dropped {dropped} records"));
+        }
+        let spans = attribute(&records, cupti_t0, &mut rec);
+        for t in &lab.timed {
+            if let (Some(p), Some(&ns)) = (t.point, spans.get(&t.id)) {
+                points[p].cupti_ns.push(ns);
+            }
+        }
+    } else {
+        rec.gpu = std::mem::take(&mut lab.own_ops);
+    }
+
+    let mut warnings = Vec::new();
+    if lab.hold_timeouts > 0 {
+        warnings.push(format!(
+            "{} timed operations waited for the stream hold's {} s timeout (the host was slow \
+             to queue them): their CUDA-event times include part of that wait",
+            lab.hold_timeouts,
+            HOLD_TIMEOUT_NS / 1_000_000_000
+        ));
+    }
+    let run = LiveRun {
+        warnings,
+        kernel: plan.kernel.name.to_string(),
+        size_unit: plan.kernel.size_unit,
+        device: lab.gpu.facts.clone(),
+        peaks,
+        cupti: lab.cupti,
+        cupti_note,
+        warmup: plan.warmup,
+        points,
+    };
+    let profile = build_profile(&run, &rec, opts.profile_path.clone());
+    progress.set_status("done".into());
+    Ok(LiveOutput { run, profile })
+}
+
+fn ceil_div(a: u64, b: u64) -> u32 {
+    u32::try_from(a.div_ceil(b)).unwrap_or(u32::MAX)
+}
+
+/// Fails with [`LiveError::OutOfMemory`] when the host has less memory available than `need`
+/// bytes (a failed allocation would abort the process). Skipped where `/proc/meminfo` is absent.
+fn check_host_memory(what: &str, need: u64) -> Result<(), LiveError> {
+    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
+        return Ok(());
+    };
+    let available_kb = info
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+    match available_kb {
+        Some(kb) if need > kb.saturating_mul(1024) => Err(LiveError::OutOfMemory {
+            what: format!("{what} (host memory)"),
+            need_mb: need as f64 / 1e6,
+            free_mb: kb as f64 * 1024.0 / 1e6,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Bytes of `n` floats.
+fn floats(n: u64) -> u64 {
+    n * 4
+}
+
+impl Lab<'_> {
+    fn now_ns(&self) -> i64 {
+        i64::try_from(self.t0.elapsed().as_nanos()).unwrap_or(i64::MAX)
+    }
+
+    fn host_span(&mut self, name: String, kind: EventKind, start_ns: i64, corr: Option<u64>) {
+        let dur_ns = self.now_ns() - start_ns;
+        self.host.push(HostSpan {
+            name,
+            kind,
+            start_ns,
+            dur_ns,
+            correlation: corr,
+            cbid: None,
+        });
+    }
+
+    fn check_cancel(&self) -> Result<(), LiveError> {
+        if self.progress.is_cancelled() {
+            Err(LiveError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Times one GPU operation between two CUDA events and waits for it.
+    fn timed(
+        &mut self,
+        label: &str,
+        point: Option<usize>,
+        op: OpDesc,
+        f: impl FnOnce(&Gpu) -> Result<(), LiveError>,
+    ) -> Result<i64, LiveError> {
+        self.check_cancel()?;
+        let id = self.next_id;
+        self.next_id += 1;
+        let (start, end) = (self.gpu.event()?, self.gpu.event()?);
+        if let Some((flush, buf)) = &self.flush {
+            let n4 = (buf.bytes - 16) / 16;
+            let blocks = self.gpu.facts.sm_count.max(1) * 8;
+            self.gpu.launch(
+                *flush,
+                (blocks, 1, 1),
+                (256, 1, 1),
+                &[Arg::Ptr(buf.ptr), Arg::U64(n4), Arg::Ptr(buf.ptr + n4 * 16)],
+            )?;
+        }
+        let held = match (&self.hold, op.queue) {
+            (Some((hold, flag)), true) => {
+                flag.arm();
+                self.gpu.launch(
+                    *hold,
+                    (1, 1, 1),
+                    (1, 1, 1),
+                    &[Arg::Ptr(flag.device), Arg::U64(HOLD_TIMEOUT_NS)],
+                )?;
+                Some(flag)
+            }
+            _ => None,
+        };
+        if self.cupti {
+            Collector::push(id);
+        }
+        let host_start = self.now_ns();
+        let recorded_start = self.gpu.record(&start);
+        let api_start = self.now_ns();
+        let launched = recorded_start.and_then(|()| f(&self.gpu));
+        let api_end = self.now_ns();
+        let recorded = self.gpu.record(&end);
+        if self.cupti {
+            Collector::pop();
+        }
+        if let Some(flag) = held {
+            // Release the stream even when queuing failed, so nothing waits for the timeout.
+            flag.set(1);
+        }
+        launched?;
+        recorded?;
+        self.gpu.sync()?;
+        if held.is_some_and(HostFlag::timed_out) {
+            self.hold_timeouts += 1;
+        }
+        let elapsed_ns = start.elapsed_ns(&end)?;
+        self.timed.push(Timed { id, point });
+        self.event_spans.push(EventSpan {
+            name: label.to_string(),
+            start_ns: host_start,
+            dur_ns: elapsed_ns,
+            stream: self.stream_id,
+        });
+        if !self.cupti {
+            // Without CUPTI the timeline shows the launch call as the host saw it and the GPU
+            // work where the events put it (the stream was idle, so it starts with the call).
+            self.host.push(HostSpan {
+                name: op.api.to_string(),
+                kind: EventKind::Driver,
+                start_ns: api_start,
+                dur_ns: api_end - api_start,
+                correlation: Some(id),
+                cbid: None,
+            });
+            self.own_ops.push(GpuOp {
+                name: op.name,
+                start_ns: api_start,
+                dur_ns: elapsed_ns,
+                stream: self.stream_id,
+                kind: op.kind,
+                correlation: Some(id),
+            });
+        }
+        self.progress.step();
+        Ok(elapsed_ns)
+    }
+
+    /// Device-to-device memcpy bandwidth (512 MB, median of 5) and the cuBLAS SGEMM rate
+    /// (4096³, median of 5), the yardsticks for "percent of peak".
+    fn measure_peaks(&mut self) -> Result<Peaks, LiveError> {
+        self.progress
+            .set_status("measuring the device's peaks".into());
+        let start = self.now_ns();
+        let bytes: u64 = 512 << 20;
+        let src = self.gpu.alloc(bytes)?;
+        let dst = self.gpu.alloc(bytes)?;
+        self.gpu.fill(src.ptr, 0x3f, bytes)?;
+        let mut times = Vec::new();
+        for i in 0..7 {
+            let op = OpDesc {
+                api: "cuMemcpyDtoDAsync",
+                queue: true,
+                name: CopyKind::DtoD.activity_name(),
+                kind: copy_op(
+                    CopyKind::DtoD,
+                    bytes,
+                    MemoryKind::Device,
+                    MemoryKind::Device,
+                ),
+            };
+            let (s, d) = (src.ptr, dst.ptr);
+            let t = self.timed("peak: cuMemcpyDtoD 512 MiB", None, op, |g| {
+                g.copy_d2d(d, s, bytes)
+            })?;
+            if i >= 2 {
+                times.push(t);
+            }
+        }
+        drop((src, dst));
+        let d2d = median_ns(&times)
+            .filter(|&t| t > 0)
+            .map(|t| 2.0 * bytes as f64 / (t as f64 * 1e-9));
+
+        let n: u64 = 4096;
+        let sgemm = match Blas::new(&self.gpu) {
+            Ok(blas) => {
+                let bytes = n * n * 4;
+                let (a, b, c) = (
+                    self.gpu.alloc(bytes)?,
+                    self.gpu.alloc(bytes)?,
+                    self.gpu.alloc(bytes)?,
+                );
+                let mut host = vec![0f32; (n * n) as usize];
+                self.rng.fill(&mut host, -1.0, 1.0);
+                self.gpu.upload(&a, &host)?;
+                self.rng.fill(&mut host, -1.0, 1.0);
+                self.gpu.upload(&b, &host)?;
+                blas.sgemm(a.ptr, b.ptr, c.ptr, n as i32)?;
+                self.gpu.sync()?;
+                let mut times = Vec::new();
+                for i in 0..7 {
+                    let op = kernel_op("cublasSgemm", "cublasSgemm (4096)", [0; 3], [0; 3]);
+                    let (pa, pb, pc) = (a.ptr, b.ptr, c.ptr);
+                    let t = self.timed("peak: cuBLAS SGEMM 4096", None, op, |_| {
+                        blas.sgemm(pa, pb, pc, n as i32)
+                    })?;
+                    if i >= 2 {
+                        times.push(t);
+                    }
+                }
+                median_ns(&times)
+                    .filter(|&t| t > 0)
+                    .map(|t| 2.0 * (n * n * n) as f64 / (t as f64 * 1e-9))
+            }
+            Err(_) => {
+                // Still count the planned steps so the progress bar ends at 100%.
+                for _ in 0..7 {
+                    self.progress.step();
+                }
+                None
+            }
+        };
+        self.host_span(
+            "measure peaks".into(),
+            EventKind::UserAnnotation,
+            start,
+            None,
+        );
+        Ok(Peaks {
+            d2d_bytes_per_s: d2d,
+            sgemm_flops_per_s: sgemm,
+        })
+    }
+
+    fn run_point(
+        &mut self,
+        plan: &SweepPlan,
+        module: Option<cudarc::driver::sys::CUmodule>,
+        point: Point,
+        index: usize,
+        warmup: u32,
+    ) -> Result<PointResult, LiveError> {
+        let kernel = plan.kernel;
+        let label = format!(
+            "{} {} {}",
+            kernel.name,
+            point.config.name,
+            format_size(point.size, kernel.size_unit)
+        );
+        self.progress.set_status(label.clone());
+        check_host_memory(&label, kernel.host_bytes(point.size))?;
+        let start = self.now_ns();
+        let mut result = PointResult {
+            config: point.config.name.to_string(),
+            target: point.config.target,
+            memory: point.config.memory,
+            size: point.size,
+            work: kernel.work(point.size),
+            planned: plan.repeat,
+            event_ns: Vec::new(),
+            cupti_ns: Vec::new(),
+            check: None,
+        };
+        // Every point gets fresh inputs from the run's generator.
+        self.seed = self.seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        self.rng = Rng::new(self.seed);
+        let ctx = PointCtx {
+            plan,
+            module,
+            point,
+            index,
+            warmup,
+            label: label.clone(),
+        };
+        let check = self.measure(&ctx, &mut result)?;
+        result.check = Some(check);
+        self.host_span(label, EventKind::UserAnnotation, start, None);
+        Ok(result)
+    }
+
+    /// Runs `warmup` untimed and then up to `repeat` timed launches of `launch`, stopping early
+    /// once the timed ones add up to the plan's budget. `before` runs before every launch
+    /// (poisoning the output, resetting inputs).
+    fn repeat(
+        &mut self,
+        ctx: &PointCtx<'_>,
+        result: &mut PointResult,
+        desc: &dyn Fn() -> OpDesc,
+        before: &mut dyn FnMut(&mut Self) -> Result<(), LiveError>,
+        launch: &dyn Fn(&Gpu) -> Result<(), LiveError>,
+    ) -> Result<(), LiveError> {
+        for w in 0..ctx.warmup {
+            before(self)?;
+            let label = format!("{} warm-up {}", ctx.label, w + 1);
+            self.timed(&label, None, desc(), launch)?;
+        }
+        let mut total_ns = 0i64;
+        for r in 0..ctx.plan.repeat {
+            before(self)?;
+            let label = format!("{} #{}", ctx.label, r + 1);
+            let t = self.timed(&label, Some(ctx.index), desc(), launch)?;
+            result.event_ns.push(t);
+            total_ns += t;
+            if total_ns as f64 * 1e-9 >= ctx.plan.budget_s {
+                // Count the skipped launches as done for the progress bar.
+                for _ in r + 1..ctx.plan.repeat {
+                    self.progress.step();
+                }
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Lab::repeat`] for a kernel launch.
+    fn repeat_launch(
+        &mut self,
+        ctx: &PointCtx<'_>,
+        result: &mut PointResult,
+        launch: &Launch<'_>,
+        before: &mut dyn FnMut(&mut Self) -> Result<(), LiveError>,
+    ) -> Result<(), LiveError> {
+        let desc = self.kernel_desc(launch.f, launch.name, launch.grid, launch.block);
+        self.repeat(ctx, result, &desc, before, &|g| {
+            g.launch(launch.f, launch.grid, launch.block, &launch.args)
+        })
+    }
+
+    fn function(
+        &self,
+        ctx: &PointCtx<'_>,
+        name: &str,
+    ) -> Result<cudarc::driver::sys::CUfunction, LiveError> {
+        let module = ctx.module.ok_or_else(|| {
+            LiveError::Plan(format!("{} has no CUDA source", ctx.plan.kernel.name))
+        })?;
+        self.gpu.function(module, name)
+    }
+
+    fn kernel_desc(
+        &self,
+        f: cudarc::driver::sys::CUfunction,
+        name: &str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+    ) -> impl Fn() -> OpDesc + use<> {
+        let (registers, static_shared) = self.gpu.function_resources(f);
+        let name = name.to_string();
+        move || OpDesc {
+            api: "cuLaunchKernel",
+            queue: true,
+            name: name.clone(),
+            kind: GpuOpKind::Kernel {
+                grid: [grid.0, grid.1, grid.2],
+                block: [block.0, block.1, block.2],
+                registers,
+                static_shared,
+                dynamic_shared: Some(0),
+            },
+        }
+    }
+
+    fn random(&mut self, n: u64, lo: f32, hi: f32) -> Vec<f32> {
+        let mut v = vec![0f32; n as usize];
+        self.rng.fill(&mut v, lo, hi);
+        v
+    }
+
+    fn upload_new(&mut self, host: &[f32]) -> Result<DeviceBuffer, LiveError> {
+        let buf = self.gpu.alloc(floats(host.len() as u64))?;
+        self.gpu.upload(&buf, host)?;
+        Ok(buf)
+    }
+}
+
+/// One kernel launch, as [`Lab::repeat_launch`] times it.
+struct Launch<'a> {
+    f: CUfunction,
+    name: &'a str,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    args: Vec<Arg>,
+}
+
+/// What one point needs to know about the sweep.
+struct PointCtx<'p> {
+    plan: &'p SweepPlan,
+    module: Option<cudarc::driver::sys::CUmodule>,
+    point: Point,
+    index: usize,
+    warmup: u32,
+    label: String,
+}
+
+fn copy_op(kind: CopyKind, bytes: u64, src: MemoryKind, dst: MemoryKind) -> GpuOpKind {
+    GpuOpKind::Copy {
+        kind,
+        bytes,
+        src,
+        dst,
+    }
+}
+
+/// A library call that launches kernels itself (cuBLAS). Queued like a launch: every handle
+/// makes one untimed call first, so no timed call allocates or synchronises.
+fn kernel_op(api: &'static str, name: &str, grid: [u32; 3], block: [u32; 3]) -> OpDesc {
+    OpDesc {
+        api,
+        queue: true,
+        name: name.to_string(),
+        kind: GpuOpKind::Kernel {
+            grid,
+            block,
+            registers: None,
+            static_shared: None,
+            dynamic_shared: None,
+        },
+    }
+}
