@@ -291,18 +291,6 @@ impl LiveLab {
     }
 }
 
-/// Colours for the plot's lines, one per configuration.
-const LINE_COLORS: [Color32; 8] = [
-    Color32::from_rgb(0x4e, 0x9a, 0xd8),
-    Color32::from_rgb(0xe0, 0x8a, 0x3c),
-    Color32::from_rgb(0x6a, 0xb0, 0x4c),
-    Color32::from_rgb(0xc8, 0x5a, 0xb4),
-    Color32::from_rgb(0xd8, 0xc0, 0x40),
-    Color32::from_rgb(0x40, 0xc0, 0xb8),
-    Color32::from_rgb(0xb0, 0xb0, 0xb0),
-    Color32::from_rgb(0xe0, 0x50, 0x50),
-];
-
 /// The results of a live run: a row per point, then time against size on log-log axes, one line
 /// per configuration (CPU included).
 pub fn live_results_ui(ui: &mut egui::Ui, run: &LiveRun) {
@@ -462,7 +450,7 @@ fn results_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
                     .points
                     .iter()
                     .any(|p| p.config == *config && p.target == Target::Cpu);
-                let color = LINE_COLORS[i % LINE_COLORS.len()];
+                let color = warpscope_ui::compare::run_color(i);
                 let mut line = Line::new(*config, pts.clone()).color(color).width(2.0);
                 if cpu {
                     line = line.style(egui_plot::LineStyle::dashed_loose());

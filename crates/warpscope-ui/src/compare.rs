@@ -965,8 +965,8 @@ fn short_name(name: &str) -> String {
     out
 }
 
-/// A colour per run (a small qualitative palette).
-fn run_color(r: usize) -> Color32 {
+/// A colour per run, or per line of any plot (a small qualitative palette, repeating after 8).
+pub fn run_color(r: usize) -> Color32 {
     const PALETTE: [Color32; 8] = [
         Color32::from_rgb(0x4e, 0x79, 0xa7),
         Color32::from_rgb(0xf2, 0x8e, 0x2b),
