@@ -432,6 +432,19 @@ fn the_live_lab_opens_from_the_menu_and_without_a_gpu_says_so_and_cannot_run() {
     // The inputs still work: the kernel's sizes and configurations are filled in...
     assert!(h.query_by_label("1x1-unified").is_some());
     assert!(h.query_by_label("cpu").is_some());
+    // ...and follow the chosen kernel.
+    h.get_by_label("Kernel").click();
+    h.run_steps(2);
+    h.get_by_label("sgemm").click();
+    h.run_steps(3);
+    for config in ["naive", "tiled", "cublas"] {
+        assert!(h.query_by_label(config).is_some(), "{config} missing");
+    }
+    assert!(h.query_by_label("1x1-unified").is_none());
+    assert_eq!(
+        h.get_by_label("Sizes (m = n = k)").value().as_deref(),
+        Some("512,1024,2048,4096")
+    );
     // ...but Run is disabled, and clicking it starts nothing.
     let run = h.get_by_label("Run");
     assert!(run.accesskit_node().is_disabled());
