@@ -425,6 +425,12 @@ fn the_live_lab_opens_from_the_menu_and_without_a_gpu_says_so_and_cannot_run() {
     h.query_all_by_label("Live lab…").last().unwrap().click();
     h.run_steps(3);
     assert!(h.state().live.open);
+    // The GPU is looked for off the UI thread: give it a moment.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while h.query_by_label_contains("no CUDA driver found").is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        h.step();
+    }
     assert!(
         h.query_by_label_contains("no CUDA driver found").is_some(),
         "the window does not say why it cannot run"

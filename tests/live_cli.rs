@@ -4,28 +4,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use warpscope_core::{Progress, import_file};
 use warpscope_live::{CATALOG, LiveRun};
 
 const SAMPLE: &str = "sample_profiles/live_vector_add_h100.json.gz";
 
-fn warpscope(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_warpscope"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run warpscope")
-}
+mod common;
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{stderr, stdout, warpscope};
 
 /// Fails with exit status 1, a message containing `expected`, and no panic.
 fn fails(args: &[&str], expected: &str) {

@@ -24,6 +24,9 @@ pub struct LiveLab {
     pub open: bool,
     /// What probing the GPU said (probed when the window first opens).
     availability: Option<Result<DeviceFacts, String>>,
+    /// The probe in flight: loading the driver and `cuInit` can take seconds, so it runs on its
+    /// own thread.
+    probing: Option<Receiver<Result<DeviceFacts, String>>>,
     kernel: usize,
     sizes: String,
     chosen: Vec<bool>,
@@ -40,6 +43,7 @@ impl Default for LiveLab {
         let mut lab = Self {
             open: false,
             availability: None,
+            probing: None,
             kernel: 0,
             sizes: String::new(),
             chosen: Vec::new(),
@@ -86,10 +90,34 @@ impl LiveLab {
         self.running.is_some()
     }
 
-    /// The GPU, or why there is none.
-    pub fn availability(&mut self) -> &Result<DeviceFacts, String> {
-        self.availability
-            .get_or_insert_with(|| warpscope_live::probe().map_err(|e| e.to_string()))
+    /// The GPU, or why there is none; `None` until the probe (started on first call, off the
+    /// UI thread) has answered.
+    pub fn availability(&mut self, ctx: &egui::Context) -> Option<&Result<DeviceFacts, String>> {
+        if self.availability.is_none() {
+            match &self.probing {
+                None => {
+                    let (tx, rx) = channel();
+                    let ctx = ctx.clone();
+                    std::thread::spawn(move || {
+                        let _ = tx.send(warpscope_live::probe().map_err(|e| e.to_string()));
+                        ctx.request_repaint();
+                    });
+                    self.probing = Some(rx);
+                }
+                Some(rx) => match rx.try_recv() {
+                    Ok(answer) => {
+                        self.availability = Some(answer);
+                        self.probing = None;
+                    }
+                    Err(std::sync::mpsc::TryRecvError::Empty) => {}
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                        self.availability = Some(Err("looking for a GPU failed".to_string()));
+                        self.probing = None;
+                    }
+                },
+            }
+        }
+        self.availability.as_ref()
     }
 
     fn plan(&self) -> Result<SweepPlan, String> {
@@ -189,8 +217,12 @@ impl LiveLab {
     }
 
     fn contents_ui(&mut self, ui: &mut egui::Ui) {
-        let gpu = match self.availability() {
-            Ok(facts) => {
+        let gpu = match self.availability(ui.ctx()) {
+            None => {
+                ui.weak("Looking for a GPU…");
+                false
+            }
+            Some(Ok(facts)) => {
                 let text = format!(
                     "{} · {} SMs · compute capability {}.{} · CUDA {}",
                     facts.name,
@@ -202,7 +234,7 @@ impl LiveLab {
                 ui.label(RichText::new(text).strong());
                 true
             }
-            Err(e) => {
+            Some(Err(e)) => {
                 ui.colored_label(Color32::from_rgb(0xe0, 0x60, 0x50), e.clone());
                 false
             }

@@ -445,37 +445,7 @@ impl ProfileBuilder {
         }
         flows.sort_by_key(|f| (f.from, f.to));
 
-        // Order tracks: GPU tracks by device/stream, then the rest by sort index and key.
-        let mut order: Vec<usize> = (0..self.tracks.len()).collect();
-        order.sort_by(|&a, &b| {
-            let ta = &self.tracks[a];
-            let tb = &self.tracks[b];
-            (
-                !ta.key.is_gpu(),
-                gpu_order(&ta.key),
-                ta.sort_index.unwrap_or(i64::MAX),
-                ta.key,
-            )
-                .cmp(&(
-                    !tb.key.is_gpu(),
-                    gpu_order(&tb.key),
-                    tb.sort_index.unwrap_or(i64::MAX),
-                    tb.key,
-                ))
-        });
-        let mut position = vec![0u32; order.len()];
-        for (new, &old) in order.iter().enumerate() {
-            position[old] = u32::try_from(new).unwrap_or(0);
-        }
-        let mut slots: Vec<Option<Track>> = std::mem::take(&mut self.tracks)
-            .into_iter()
-            .map(Some)
-            .collect();
-        let tracks: Vec<Track> = order.iter().filter_map(|&old| slots[old].take()).collect();
-        for f in &mut flows {
-            f.from.track = position[f.from.track as usize];
-            f.to.track = position[f.to.track as usize];
-        }
+        let tracks = order_tracks(std::mem::take(&mut self.tracks), &mut flows);
         self.devices.sort_by_key(|d| d.id);
 
         Profile {
@@ -520,16 +490,39 @@ impl ProfileBuilder {
     }
 }
 
-fn gpu_order(key: &TrackKey) -> (u32, u32, u64, u8) {
-    match *key {
-        TrackKey::Gpu {
-            device,
-            context,
-            stream,
-            lane,
-        } => (device, context, stream, lane as u8),
-        _ => (0, 0, 0, 0),
+/// Puts tracks in profile order — GPU tracks by device, context, stream and lane, then the others
+/// by sort index and key — and moves the flows' ends with them.
+pub(crate) fn order_tracks(tracks: Vec<Track>, flows: &mut [Flow]) -> Vec<Track> {
+    let order_key = |t: &Track| {
+        let gpu = match t.key {
+            TrackKey::Gpu {
+                device,
+                context,
+                stream,
+                lane,
+            } => (device, context, stream, lane as u8),
+            _ => (0, 0, 0, 0),
+        };
+        (
+            !t.key.is_gpu(),
+            gpu,
+            t.sort_index.unwrap_or(i64::MAX),
+            t.key,
+        )
+    };
+    let mut order: Vec<usize> = (0..tracks.len()).collect();
+    order.sort_by(|&a, &b| order_key(&tracks[a]).cmp(&order_key(&tracks[b])));
+    let mut position = vec![0u32; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        position[old] = u32::try_from(new).unwrap_or(0);
     }
+    let mut slots: Vec<Option<Track>> = tracks.into_iter().map(Some).collect();
+    let ordered = order.iter().filter_map(|&old| slots[old].take()).collect();
+    for f in flows {
+        f.from.track = position[f.from.track as usize];
+        f.to.track = position[f.to.track as usize];
+    }
+    ordered
 }
 
 /// Sorts the columns by (start, longer first), subtracts the origin, and returns for each old

@@ -194,6 +194,25 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [Self; 15] = [
+        Self::Kernel,
+        Self::Memcpy,
+        Self::Memset,
+        Self::UnifiedMemory,
+        Self::GpuAnnotation,
+        Self::GpuSync,
+        Self::Runtime,
+        Self::Driver,
+        Self::CpuOp,
+        Self::UserAnnotation,
+        Self::PythonFunction,
+        Self::Nvtx,
+        Self::Overhead,
+        Self::Instant,
+        Self::Slice,
+    ];
+
     /// True for kernels, copies and sets: the work counted in GPU time.
     pub fn is_gpu_activity(self) -> bool {
         matches!(self, Self::Kernel | Self::Memcpy | Self::Memset)

@@ -88,8 +88,6 @@ pub struct EventSpan {
     pub start_ns: i64,
     /// Elapsed time between the two events.
     pub dur_ns: i64,
-    /// Stream id.
-    pub stream: u64,
 }
 
 /// Everything a run recorded for its timeline.
@@ -107,6 +105,9 @@ pub struct Recording {
     pub gpu: Vec<GpuOp>,
     /// CUDA-event intervals.
     pub event_spans: Vec<EventSpan>,
+    /// The stream the measured work ran on, as the GPU lanes number it (CUPTI's id when CUPTI
+    /// collected the work): the CUDA-event lane goes beside it.
+    pub stream: u64,
     /// Where the run started, in Unix-epoch nanoseconds.
     pub unix_start_ns: Option<i64>,
     /// Launches of the lab's own timing kernels (stream hold, cache flush) left out.
@@ -254,7 +255,7 @@ pub fn build_profile(run: &LiveRun, rec: &Recording, path: PathBuf) -> Profile {
             &mut b,
             facts.ordinal,
             rec.context,
-            span.stream,
+            rec.stream,
             GpuLane::Annotations,
         );
         let name = b.intern(&span.name);
@@ -408,11 +409,11 @@ mod tests {
             },
             correlation: None,
         });
+        rec.stream = 13;
         rec.event_spans.push(EventSpan {
             name: "vector_add grid-device 1M #1".into(),
             start_ns: 6_500,
             dur_ns: 12_000,
-            stream: 13,
         });
         let p = build_profile(&run(), &rec, PathBuf::from("live.json"));
 

@@ -306,63 +306,97 @@ fn run_label(c: &Comparison, r: usize) -> String {
     }
 }
 
-fn kernel_table(c: &Comparison, cols: KernelColumns) -> TableRows {
-    let n = c.runs.len();
-    let mut columns = vec![
-        ColumnSpec::new("Kernel", "Kernel name (matched across runs)", 0.0),
-        ColumnSpec::new(
-            "Status",
-            "new: not in the baseline; gone: in the baseline, not in some run; NCCL",
-            70.0,
-        ),
-    ];
-    for r in 0..n {
-        let l = run_label(c, r);
-        if cols.total {
-            columns.push(ColumnSpec::new(
-                format!("Total {l}"),
-                format!("Summed time in {l}"),
-                92.0,
-            ));
-        }
-        if cols.calls {
-            columns.push(ColumnSpec::new(
-                format!("Calls {l}"),
-                format!("Executions in {l}"),
-                70.0,
-            ));
-        }
-        if cols.avg {
-            columns.push(ColumnSpec::new(
-                format!("Avg {l}"),
-                format!("Mean time in {l}"),
-                86.0,
-            ));
-        }
-        if cols.share {
-            columns.push(ColumnSpec::new(
-                format!("Share {l}"),
-                format!("Share of the GPU time of {l}"),
-                72.0,
-            ));
-        }
-        if r != c.baseline {
-            if cols.ratio {
-                columns.push(ColumnSpec::new(
-                    format!("× {l}"),
-                    format!("Total in {l} over total in the baseline"),
-                    70.0,
-                ));
-            }
-            if cols.diff {
-                columns.push(ColumnSpec::new(
-                    format!("Δ {l}"),
-                    format!("Total in {l} minus total in the baseline"),
-                    92.0,
-                ));
-            }
+/// A column repeated for every run: the title gets the run's label, `{run}` in the tooltip
+/// becomes it; columns measured against the baseline are left out for the baseline itself.
+struct RunColumn {
+    title: &'static str,
+    tip: &'static str,
+    width: f32,
+    against_baseline: bool,
+}
+
+impl RunColumn {
+    const fn every(title: &'static str, tip: &'static str, width: f32) -> Self {
+        Self {
+            title,
+            tip,
+            width,
+            against_baseline: false,
         }
     }
+
+    const fn vs_baseline(title: &'static str, tip: &'static str, width: f32) -> Self {
+        Self {
+            title,
+            tip,
+            width,
+            against_baseline: true,
+        }
+    }
+}
+
+/// `lead`, then `per_run` for each run in order.
+fn run_columns(c: &Comparison, lead: Vec<ColumnSpec>, per_run: &[RunColumn]) -> Vec<ColumnSpec> {
+    let mut columns = lead;
+    for r in 0..c.runs.len() {
+        let l = run_label(c, r);
+        for col in per_run
+            .iter()
+            .filter(|col| !(col.against_baseline && r == c.baseline))
+        {
+            columns.push(ColumnSpec::new(
+                format!("{} {l}", col.title),
+                col.tip.replace("{run}", &l),
+                col.width,
+            ));
+        }
+    }
+    columns
+}
+
+fn kernel_table(c: &Comparison, cols: KernelColumns) -> TableRows {
+    let n = c.runs.len();
+    let per_run: Vec<RunColumn> = [
+        (
+            cols.total,
+            RunColumn::every("Total", "Summed time in {run}", 92.0),
+        ),
+        (
+            cols.calls,
+            RunColumn::every("Calls", "Executions in {run}", 70.0),
+        ),
+        (
+            cols.avg,
+            RunColumn::every("Avg", "Mean time in {run}", 86.0),
+        ),
+        (
+            cols.share,
+            RunColumn::every("Share", "Share of the GPU time of {run}", 72.0),
+        ),
+        (
+            cols.ratio,
+            RunColumn::vs_baseline("×", "Total in {run} over total in the baseline", 70.0),
+        ),
+        (
+            cols.diff,
+            RunColumn::vs_baseline("Δ", "Total in {run} minus total in the baseline", 92.0),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(shown, col)| shown.then_some(col))
+    .collect();
+    let columns = run_columns(
+        c,
+        vec![
+            ColumnSpec::new("Kernel", "Kernel name (matched across runs)", 0.0),
+            ColumnSpec::new(
+                "Status",
+                "new: not in the baseline; gone: in the baseline, not in some run; NCCL",
+                70.0,
+            ),
+        ],
+        &per_run,
+    );
     let rows = c
         .kernels
         .iter()
@@ -408,33 +442,19 @@ fn kernel_table(c: &Comparison, cols: KernelColumns) -> TableRows {
 
 fn copy_table(c: &Comparison) -> TableRows {
     let n = c.runs.len();
-    let mut columns = vec![
-        ColumnSpec::new("Kind", "Direction of the copy, or set", 0.0),
-        ColumnSpec::new("Status", "new / gone against the baseline", 60.0),
-    ];
-    for r in 0..n {
-        let l = run_label(c, r);
-        columns.push(ColumnSpec::new(
-            format!("Count {l}"),
-            format!("Copies in {l}"),
-            70.0,
-        ));
-        columns.push(ColumnSpec::new(
-            format!("Bytes {l}"),
-            format!("Bytes moved in {l}"),
-            90.0,
-        ));
-        columns.push(ColumnSpec::new(
-            format!("Time {l}"),
-            format!("Summed time in {l}"),
-            90.0,
-        ));
-        columns.push(ColumnSpec::new(
-            format!("GB/s {l}"),
-            format!("Bandwidth in {l}"),
-            86.0,
-        ));
-    }
+    let columns = run_columns(
+        c,
+        vec![
+            ColumnSpec::new("Kind", "Direction of the copy, or set", 0.0),
+            ColumnSpec::new("Status", "new / gone against the baseline", 60.0),
+        ],
+        &[
+            RunColumn::every("Count", "Copies in {run}", 70.0),
+            RunColumn::every("Bytes", "Bytes moved in {run}", 90.0),
+            RunColumn::every("Time", "Summed time in {run}", 90.0),
+            RunColumn::every("GB/s", "Bandwidth in {run}", 86.0),
+        ],
+    );
     let rows = c
         .copies
         .iter()
@@ -464,35 +484,23 @@ fn copy_table(c: &Comparison) -> TableRows {
 
 fn op_table(c: &Comparison) -> TableRows {
     let n = c.runs.len();
-    let mut columns = vec![
-        ColumnSpec::new("Operator", "Framework operator", 0.0),
-        ColumnSpec::new("Status", "new / gone against the baseline", 60.0),
-    ];
-    for r in 0..n {
-        let l = run_label(c, r);
-        columns.push(ColumnSpec::new(
-            format!("Calls {l}"),
-            format!("Calls in {l}"),
-            70.0,
-        ));
-        columns.push(ColumnSpec::new(
-            format!("CPU total {l}"),
-            format!("CPU time including nested operators in {l}"),
-            96.0,
-        ));
-        columns.push(ColumnSpec::new(
-            format!("GPU {l}"),
-            format!("GPU time of the work it launched in {l}"),
-            92.0,
-        ));
-        if r != c.baseline {
-            columns.push(ColumnSpec::new(
-                format!("× {l}"),
-                format!("CPU total in {l} over the baseline's"),
-                70.0,
-            ));
-        }
-    }
+    let columns = run_columns(
+        c,
+        vec![
+            ColumnSpec::new("Operator", "Framework operator", 0.0),
+            ColumnSpec::new("Status", "new / gone against the baseline", 60.0),
+        ],
+        &[
+            RunColumn::every("Calls", "Calls in {run}", 70.0),
+            RunColumn::every(
+                "CPU total",
+                "CPU time including nested operators in {run}",
+                96.0,
+            ),
+            RunColumn::every("GPU", "GPU time of the work it launched in {run}", 92.0),
+            RunColumn::vs_baseline("×", "CPU total in {run} over the baseline's", 70.0),
+        ],
+    );
     let rows = c
         .ops
         .iter()

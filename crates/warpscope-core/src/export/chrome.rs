@@ -555,24 +555,12 @@ impl<W: Write> TraceWriter<'_, W> {
 }
 
 fn kernel_args(args: &mut Obj<'_>, k: &KernelInfo, p: &Profile) {
-    if let Some(v) = k.external_id {
-        args.int("External id", v);
-    }
-    if let Some(v) = k.correlation {
-        args.int("correlation", v);
-    }
-    if let Some(v) = k.registers_per_thread {
-        args.int("registers per thread", v);
-    }
-    if let Some(v) = k.shared_memory_bytes {
-        args.int("shared memory", v);
-    }
-    if let Some(v) = k.static_shared_bytes {
-        args.int("static shared memory", v);
-    }
-    if let Some(v) = k.dynamic_shared_bytes {
-        args.int("dynamic shared memory", v);
-    }
+    args.maybe_int("External id", k.external_id);
+    args.maybe_int("correlation", k.correlation);
+    args.maybe_int("registers per thread", k.registers_per_thread);
+    args.maybe_int("shared memory", k.shared_memory_bytes);
+    args.maybe_int("static shared memory", k.static_shared_bytes);
+    args.maybe_int("dynamic shared memory", k.dynamic_shared_bytes);
     for (key, v) in [
         ("blocks per SM", k.blocks_per_sm),
         ("warps per SM", k.warps_per_sm),
@@ -601,12 +589,8 @@ fn kernel_args(args: &mut Obj<'_>, k: &KernelInfo, p: &Profile) {
 }
 
 fn copy_args(args: &mut Obj<'_>, c: &CopyInfo, dur_ns: i64) {
-    if let Some(v) = c.external_id {
-        args.int("External id", v);
-    }
-    if let Some(v) = c.correlation {
-        args.int("correlation", v);
-    }
+    args.maybe_int("External id", c.external_id);
+    args.maybe_int("correlation", c.correlation);
     if let Some(bytes) = c.bytes {
         args.int("bytes", bytes);
         if dur_ns > 0 {
@@ -627,15 +611,9 @@ fn copy_args(args: &mut Obj<'_>, c: &CopyInfo, dur_ns: i64) {
 }
 
 fn api_args(args: &mut Obj<'_>, a: &ApiInfo) {
-    if let Some(v) = a.external_id {
-        args.int("External id", v);
-    }
-    if let Some(v) = a.cbid {
-        args.int("cbid", v);
-    }
-    if let Some(v) = a.correlation {
-        args.int("correlation", v);
-    }
+    args.maybe_int("External id", a.external_id);
+    args.maybe_int("cbid", a.cbid);
+    args.maybe_int("correlation", a.correlation);
 }
 
 /// Property names written from the device's own fields (a property with one of these names
@@ -826,6 +804,13 @@ impl<'b> Obj<'b> {
         push_int(self.buf, value);
     }
 
+    /// `key: value` when there is a value; nothing otherwise.
+    fn maybe_int(&mut self, key: &str, value: Option<impl Into<i128>>) {
+        if let Some(v) = value {
+            self.int(key, v);
+        }
+    }
+
     /// A time in nanoseconds, written as microseconds with three decimals.
     fn us(&mut self, key: &str, ns: i64) {
         self.key(key);
@@ -983,24 +968,7 @@ mod tests {
 
     #[test]
     fn every_kind_has_a_category_the_importer_maps_back() {
-        use EventKind::*;
-        for kind in [
-            Kernel,
-            Memcpy,
-            Memset,
-            UnifiedMemory,
-            GpuAnnotation,
-            GpuSync,
-            Runtime,
-            Driver,
-            CpuOp,
-            UserAnnotation,
-            PythonFunction,
-            Nvtx,
-            Overhead,
-            Instant,
-            Slice,
-        ] {
+        for kind in EventKind::ALL {
             assert_eq!(
                 category_kind(category(kind).unwrap_or("")),
                 kind,

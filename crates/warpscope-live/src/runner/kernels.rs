@@ -123,42 +123,19 @@ impl Lab<'_> {
         let n = ctx.point.size;
         let (a, b) = (self.random(n, -1.0, 1.0), self.random(n, -1.0, 1.0));
         let mut c = vec![f32::NAN; n as usize];
-        for w in 0..ctx.warmup {
-            let start = self.now_ns();
-            reference::cpu_vector_add(&a, &b, &mut c);
-            self.host_span(
-                format!("{} warm-up {}", ctx.label, w + 1),
-                EventKind::CpuOp,
-                start,
-                None,
-            );
-            self.progress.step();
-        }
-        let mut total_ns = 0;
-        for r in 0..ctx.plan.repeat {
-            self.check_cancel()?;
+        // The same schedule as the GPU runs; each run is timed with the host clock.
+        self.schedule(ctx, result, &mut |lab, label, _timed| {
+            lab.check_cancel()?;
             c.fill(f32::NAN);
-            let start = self.now_ns();
+            let start = lab.now_ns();
             let clock = Instant::now();
             reference::cpu_vector_add(std::hint::black_box(&a), &b, &mut c);
             std::hint::black_box(&c);
             let t = i64::try_from(clock.elapsed().as_nanos()).unwrap_or(i64::MAX);
-            self.host_span(
-                format!("{} #{}", ctx.label, r + 1),
-                EventKind::CpuOp,
-                start,
-                None,
-            );
-            result.event_ns.push(t);
-            self.progress.step();
-            total_ns += t;
-            if total_ns as f64 * 1e-9 >= ctx.plan.budget_s {
-                for _ in r + 1..ctx.plan.repeat {
-                    self.progress.step();
-                }
-                break;
-            }
-        }
+            lab.host_span(label.to_string(), EventKind::CpuOp, start, None);
+            lab.progress.step();
+            Ok(t)
+        })?;
         debug_assert_eq!(result.target, Target::Cpu);
         Ok(reference::check_vector_add(&a, &b, &c))
     }

@@ -270,6 +270,7 @@ pub fn run_sweep(
         host: std::mem::take(&mut lab.host),
         gpu: Vec::new(),
         event_spans: std::mem::take(&mut lab.event_spans),
+        stream: stream_id,
         unix_start_ns,
         timing_launches: 0,
     };
@@ -431,7 +432,6 @@ impl Lab<'_> {
             name: label.to_string(),
             start_ns: host_start,
             dur_ns: elapsed_ns,
-            stream: self.stream_id,
         });
         if !self.cupti {
             // Without CUPTI the timeline shows the launch call as the host saw it and the GPU
@@ -601,16 +601,27 @@ impl Lab<'_> {
         before: &mut dyn FnMut(&mut Self) -> Result<(), LiveError>,
         launch: &dyn Fn(&Gpu) -> Result<(), LiveError>,
     ) -> Result<(), LiveError> {
+        self.schedule(ctx, result, &mut |lab, label, timed| {
+            before(lab)?;
+            lab.timed(label, timed.then_some(ctx.index), desc(), launch)
+        })
+    }
+
+    /// The schedule every point follows: `warmup` untimed runs, then up to `repeat` timed ones,
+    /// stopping once the timed ones add up to the plan's budget. `run` makes one run, given its
+    /// label and whether it is timed, and returns how long it took.
+    fn schedule(
+        &mut self,
+        ctx: &PointCtx<'_>,
+        result: &mut PointResult,
+        run: &mut dyn FnMut(&mut Self, &str, bool) -> Result<i64, LiveError>,
+    ) -> Result<(), LiveError> {
         for w in 0..ctx.warmup {
-            before(self)?;
-            let label = format!("{} warm-up {}", ctx.label, w + 1);
-            self.timed(&label, None, desc(), launch)?;
+            run(self, &format!("{} warm-up {}", ctx.label, w + 1), false)?;
         }
         let mut total_ns = 0i64;
         for r in 0..ctx.plan.repeat {
-            before(self)?;
-            let label = format!("{} #{}", ctx.label, r + 1);
-            let t = self.timed(&label, Some(ctx.index), desc(), launch)?;
+            let t = run(self, &format!("{} #{}", ctx.label, r + 1), true)?;
             result.event_ns.push(t);
             total_ns += t;
             if total_ns as f64 * 1e-9 >= ctx.plan.budget_s {

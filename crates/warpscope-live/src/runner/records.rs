@@ -161,9 +161,7 @@ pub(super) fn attribute(records: &[Record], t0: u64, rec: &mut Recording) -> Has
         _ => None,
     });
     if let Some(stream) = measured_stream {
-        for span in &mut rec.event_spans {
-            span.stream = u64::from(stream);
-        }
+        rec.stream = u64::from(stream);
     }
     extent
         .into_iter()
@@ -174,7 +172,6 @@ pub(super) fn attribute(records: &[Record], t0: u64, rec: &mut Recording) -> Has
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::profile::EventSpan;
 
     #[test]
     fn cupti_records_become_timeline_events_and_per_launch_times() {
@@ -237,18 +234,12 @@ mod tests {
                 correlation: 41,
             },
         ];
-        let mut rec = Recording::default();
-        rec.event_spans.push(EventSpan {
-            name: "vector_add grid-device 1M #1".into(),
-            start_ns: 1_900,
-            dur_ns: 10_500,
-            stream: 14,
-        });
+        let mut rec = Recording {
+            stream: 14, // cuStreamGetId's number
+            ..Recording::default()
+        };
         let spans = attribute(&records, t0, &mut rec);
-        assert_eq!(
-            rec.event_spans[0].stream, 13,
-            "the events' lane is CUPTI's stream"
-        );
+        assert_eq!(rec.stream, 13, "the events' lane is CUPTI's stream");
         assert_eq!(spans.get(&7), Some(&10_000));
         assert_eq!(spans.len(), 1);
         assert_eq!(rec.host.len(), 1);

@@ -7,8 +7,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::labels::RunLabel;
 use crate::model::{
-    EventKind, EventRef, Flow, NO_DETAIL, Profile, Source, TimeOrigin, TraceId, Track, TrackKey,
-    Warning,
+    EventKind, EventRef, Flow, NO_DETAIL, Profile, Source, TimeOrigin, TraceId, TrackKey, Warning,
 };
 use crate::strings::{StrId, StringTable};
 
@@ -242,7 +241,9 @@ pub fn merge_ranks(profiles: Vec<Profile>) -> Result<Profile, MergeError> {
             &mut used_pids,
         );
     }
-    sort_tracks(&mut merged);
+    // Tracks in the order the builder gives them, flow ends following.
+    merged.tracks =
+        crate::builder::order_tracks(std::mem::take(&mut merged.tracks), &mut merged.flows);
     merged.devices.sort_by_key(|d| d.id);
     merged.markers.sort_by_key(|m| m.time_ns);
     merged.flows.sort_by_key(|f| (f.from, f.to));
@@ -514,45 +515,6 @@ fn append_rank(
             m.name = format!("{} ({who})", m.name);
             m
         }));
-}
-
-/// Orders tracks as the builder does (GPU tracks by device, context, stream and lane, then the
-/// others by sort index and key) and moves flow ends with them.
-fn sort_tracks(profile: &mut Profile) {
-    fn gpu_order(key: &TrackKey) -> (u32, u32, u64, u8) {
-        match *key {
-            TrackKey::Gpu {
-                device,
-                context,
-                stream,
-                lane,
-            } => (device, context, stream, lane as u8),
-            _ => (0, 0, 0, 0),
-        }
-    }
-    let order_key = |t: &Track| {
-        (
-            !t.key.is_gpu(),
-            gpu_order(&t.key),
-            t.sort_index.unwrap_or(i64::MAX),
-            t.key,
-        )
-    };
-    let mut order: Vec<usize> = (0..profile.tracks.len()).collect();
-    order.sort_by(|&a, &b| order_key(&profile.tracks[a]).cmp(&order_key(&profile.tracks[b])));
-    let mut position = vec![0u32; order.len()];
-    for (new, &old) in order.iter().enumerate() {
-        position[old] = u32::try_from(new).unwrap_or(0);
-    }
-    let mut slots: Vec<Option<Track>> = std::mem::take(&mut profile.tracks)
-        .into_iter()
-        .map(Some)
-        .collect();
-    profile.tracks = order.iter().filter_map(|&old| slots[old].take()).collect();
-    for f in &mut profile.flows {
-        f.from.track = position[f.from.track as usize];
-        f.to.track = position[f.to.track as usize];
-    }
 }
 
 #[cfg(test)]
