@@ -14,7 +14,10 @@ pub mod strings;
 pub mod time;
 
 pub use builder::ProfileBuilder;
-pub use import::{ImportError, ImportTimings, Progress, import_file, import_file_timed};
+pub use import::{
+    ImportError, ImportTimings, Input, Progress, import_bytes, import_file, import_file_timed,
+    import_timed,
+};
 pub use model::{EventKind, Profile, Track, TrackKey};
 pub use strings::{StrId, StringTable};
 pub use time::TimeRange;

@@ -682,7 +682,11 @@ fn empty_inputs_are_errors() {
     let f = Fixture::new("empty", "");
     let err = import_file(f.path(), &Progress::new()).unwrap_err();
     assert!(matches!(err, ImportError::Empty { .. }), "{err:?}");
-    let err = warpscope_core::import::nvprof::import(f.path(), &Progress::new()).unwrap_err();
+    let err = warpscope_core::import::nvprof::import(
+        warpscope_core::Input::File(f.path()),
+        &Progress::new(),
+    )
+    .unwrap_err();
     assert_eq!(
         err.to_string(),
         format!("{}: file is empty", f.path().display())
@@ -956,7 +960,10 @@ fn truncated_or_mangled_samples_never_panic() {
             }
             std::fs::write(f.path(), &bytes).unwrap();
             // Ok or Err, but never a panic.
-            let _ = warpscope_core::import::nvprof::import(f.path(), &Progress::new());
+            let _ = warpscope_core::import::nvprof::import(
+                warpscope_core::Input::File(f.path()),
+                &Progress::new(),
+            );
         }
     }
 }

@@ -940,7 +940,11 @@ fn empty_files_are_rejected() {
     let err = import_file(&path, &Progress::new()).unwrap_err();
     assert!(matches!(err, ImportError::Empty { .. }), "{err:?}");
     // Called directly, SQLite sees an empty database: no tables.
-    let err = warpscope_core::import::sqlite::import(&path, &Progress::new()).unwrap_err();
+    let err = warpscope_core::import::sqlite::import(
+        warpscope_core::Input::File(&path),
+        &Progress::new(),
+    )
+    .unwrap_err();
     match err {
         ImportError::UnknownFormat { detail, .. } => assert_eq!(
             detail,

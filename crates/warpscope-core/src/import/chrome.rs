@@ -14,7 +14,7 @@ use std::time::Instant;
 use rustc_hash::FxHashMap;
 
 use super::json::{self, Chunk, Parser, SplitError, StreamEnd, SyntaxError, Value};
-use super::{ImportError, ImportTimings, Progress, open_content};
+use super::{ImportError, ImportTimings, Input, Progress};
 use crate::builder::{PendingFlow, ProfileBuilder, TrackId};
 use crate::cupti_cbid;
 use crate::model::{
@@ -26,9 +26,13 @@ use crate::strings::StrId;
 use crate::time::parse_decimal_scaled;
 
 /// Imports a Chrome trace JSON file (plain or gzip).
-pub fn import(path: &Path, progress: &Progress) -> Result<(Profile, ImportTimings), ImportError> {
+pub fn import(
+    input: Input<'_>,
+    progress: &Progress,
+) -> Result<(Profile, ImportTimings), ImportError> {
     let started = Instant::now();
-    let (reader, compressed, file_bytes) = open_content(path)?;
+    let path = input.path();
+    let (reader, compressed, file_bytes) = input.open()?;
     progress.set_total(file_bytes);
     let counting = CountingReader {
         inner: reader,
@@ -89,14 +93,14 @@ pub fn import(path: &Path, progress: &Progress) -> Result<(Profile, ImportTiming
 }
 
 /// Counts bytes as they are read, for the progress bar.
-struct CountingReader<'p> {
-    inner: Box<dyn Read + Send>,
+struct CountingReader<'p, 'a> {
+    inner: Box<dyn Read + Send + 'a>,
     progress: &'p Progress,
     read: u64,
     compressed: bool,
 }
 
-impl Read for CountingReader<'_> {
+impl Read for CountingReader<'_, '_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         if self.progress.is_cancelled() {
             return Ok(0);

@@ -191,31 +191,73 @@ pub fn sniff(head: &[u8]) -> Option<Sniffed> {
     None
 }
 
-/// Opens a file for reading and says whether it is gzip-compressed, and its size.
-pub(crate) fn open_content(path: &Path) -> Result<(Box<dyn Read + Send>, bool, u64), ImportError> {
-    let io_err = |source| ImportError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut file = File::open(path).map_err(io_err)?;
-    let size = file.metadata().map_err(io_err)?.len();
-    let mut magic = [0u8; 2];
-    let n = read_up_to(&mut file, &mut magic).map_err(io_err)?;
-    let file = File::open(path).map_err(io_err)?;
-    if n == 2 && magic == GZIP_MAGIC {
-        let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, file));
-        Ok((Box::new(decoder), true, size))
-    } else {
-        Ok((Box::new(file), false, size))
+/// What an importer reads: a file on disk, or bytes already in memory (tests, fuzzing, a
+/// caller that has the content) under a name that errors and the profile's source use.
+#[derive(Clone, Copy, Debug)]
+pub enum Input<'a> {
+    /// A file, opened and read by the importer.
+    File(&'a Path),
+    /// Content in memory, plain or gzip-compressed, and the name to show for it.
+    Bytes {
+        /// Shown in errors and kept as the profile's source path.
+        name: &'a Path,
+        /// The content.
+        data: &'a [u8],
+    },
+}
+
+impl<'a> Input<'a> {
+    /// The file, or the name given to the bytes.
+    pub fn path(&self) -> &'a Path {
+        match *self {
+            Input::File(path) | Input::Bytes { name: path, .. } => path,
+        }
+    }
+
+    /// Opens the content for reading and says whether it is gzip-compressed, and its size on
+    /// disk (or in memory).
+    pub(crate) fn open(&self) -> Result<(Box<dyn Read + Send + 'a>, bool, u64), ImportError> {
+        match *self {
+            Input::File(path) => {
+                let io_err = |source| ImportError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                };
+                let mut file = File::open(path).map_err(io_err)?;
+                let size = file.metadata().map_err(io_err)?.len();
+                let mut magic = [0u8; 2];
+                let n = read_up_to(&mut file, &mut magic).map_err(io_err)?;
+                let file = File::open(path).map_err(io_err)?;
+                if n == 2 && magic == GZIP_MAGIC {
+                    let decoder =
+                        flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, file));
+                    Ok((Box::new(decoder), true, size))
+                } else {
+                    Ok((Box::new(file), false, size))
+                }
+            }
+            Input::Bytes { data, .. } => {
+                let size = data.len() as u64;
+                if data.starts_with(&GZIP_MAGIC) {
+                    Ok((
+                        Box::new(flate2::read::MultiGzDecoder::new(data)),
+                        true,
+                        size,
+                    ))
+                } else {
+                    Ok((Box::new(data), false, size))
+                }
+            }
+        }
     }
 }
 
 /// Reads the first bytes of the decompressed content for sniffing.
-fn read_head(path: &Path) -> Result<(Vec<u8>, bool), ImportError> {
-    let (mut reader, compressed, _) = open_content(path)?;
+fn read_head(input: Input<'_>) -> Result<(Vec<u8>, bool), ImportError> {
+    let (mut reader, compressed, _) = input.open()?;
     let mut head = vec![0u8; 64 * 1024];
     let n = read_up_to(&mut reader, &mut head)
-        .map_err(|source| ImportError::reading(path, compressed, source))?;
+        .map_err(|source| ImportError::reading(input.path(), compressed, source))?;
     head.truncate(n);
     Ok((head, compressed))
 }
@@ -237,7 +279,7 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 
 /// Imports any supported file, detecting its format from the content.
 pub fn import_file(path: &Path, progress: &Progress) -> Result<Profile, ImportError> {
-    import_file_timed(path, progress).map(|(p, _)| p)
+    import_timed(Input::File(path), progress).map(|(p, _)| p)
 }
 
 /// Like [`import_file`], and also says where the time went.
@@ -245,16 +287,31 @@ pub fn import_file_timed(
     path: &Path,
     progress: &Progress,
 ) -> Result<(Profile, ImportTimings), ImportError> {
-    let (head, compressed) = read_head(path)?;
+    import_timed(Input::File(path), progress)
+}
+
+/// Imports content already in memory (plain or gzip-compressed, any supported format), naming
+/// it `name` in errors and in the profile's source. What tests and the fuzzers call.
+pub fn import_bytes(name: &Path, data: &[u8], progress: &Progress) -> Result<Profile, ImportError> {
+    import_timed(Input::Bytes { name, data }, progress).map(|(p, _)| p)
+}
+
+/// Imports any [`Input`], detecting its format from the content, and says where the time went.
+pub fn import_timed(
+    input: Input<'_>,
+    progress: &Progress,
+) -> Result<(Profile, ImportTimings), ImportError> {
+    let path = input.path();
+    let (head, compressed) = read_head(input)?;
     if head.is_empty() {
         return Err(ImportError::Empty {
             path: path.to_path_buf(),
         });
     }
     match sniff(&head) {
-        Some(Sniffed::ChromeJson) => chrome::import(path, progress),
-        Some(Sniffed::Sqlite) => sqlite::import(path, progress),
-        Some(Sniffed::Nvprof) => nvprof::import(path, progress),
+        Some(Sniffed::ChromeJson) => chrome::import(input, progress),
+        Some(Sniffed::Sqlite) => sqlite::import(input, progress),
+        Some(Sniffed::Nvprof) => nvprof::import(input, progress),
         Some(Sniffed::NsightCompute) => Err(ImportError::Unsupported {
             path: path.to_path_buf(),
             detail: "this is Nsight Compute (ncu) output, which has per-kernel metrics but no \

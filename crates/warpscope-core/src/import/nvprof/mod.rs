@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
-use super::{ImportError, ImportTimings, Progress, open_content};
+use super::{ImportError, ImportTimings, Input, Progress};
 use crate::builder::{ProfileBuilder, TrackId};
 use crate::model::{
     ApiInfo, CopyInfo, CopyKind, Device, EventKind, Format, GpuLane, KernelInfo, MemoryKind,
@@ -28,9 +28,13 @@ use crate::time::parse_decimal_scaled;
 
 /// Imports nvprof `--csv` output or a plain-text nvprof log (GPU trace, API trace, summary,
 /// Unified Memory table). Rejects `--cpu-profiling` output, which is a text tree.
-pub fn import(path: &Path, progress: &Progress) -> Result<(Profile, ImportTimings), ImportError> {
+pub fn import(
+    input: Input<'_>,
+    progress: &Progress,
+) -> Result<(Profile, ImportTimings), ImportError> {
     let started = Instant::now();
-    let (mut reader, compressed, file_bytes) = open_content(path)?;
+    let path = input.path();
+    let (mut reader, compressed, file_bytes) = input.open()?;
     progress.set_total(file_bytes);
     let mut bytes = Vec::with_capacity(usize::try_from(file_bytes).unwrap_or(0).saturating_add(1));
     reader.read_to_end(&mut bytes).map_err(|source| {

@@ -1,0 +1,142 @@
+//! The in-memory entry point (`import_bytes`) reads every sample exactly as `import_file` does,
+//! including gzip-compressed SQLite databases, which go through a temporary file.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+
+use warpscope_core::{Progress, import_bytes, import_file};
+
+/// What a user would compare between two loads: the tool, the events per track and the
+/// warnings.
+fn fingerprint(p: &warpscope_core::Profile) -> String {
+    let mut s = format!("{:?} {:?}\n", p.source.format, p.source.tool);
+    for t in &p.tracks {
+        let total: i64 = t.events.dur_ns.iter().sum();
+        s.push_str(&format!(
+            "{:?}: {} events, {} ns, first {:?}\n",
+            t.key,
+            t.events.len(),
+            total,
+            t.events.start_ns.first()
+        ));
+    }
+    for w in &p.warnings {
+        s.push_str(&format!("warning {} x{}\n", w.code, w.count));
+    }
+    s
+}
+
+fn all_samples() -> Vec<std::path::PathBuf> {
+    let Some(dir) = common::samples_dir() else {
+        eprintln!("skipping: ../shared/samples not found");
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    for sub in std::fs::read_dir(&dir).unwrap() {
+        let sub = sub.unwrap().path();
+        if !sub.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&sub).unwrap() {
+            let f = f.unwrap().path();
+            // The 9 MB 60-step trace adds nothing here that the others do not cover.
+            if f.metadata().unwrap().len() < 4_000_000 {
+                files.push(f);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn bytes_load_like_files() {
+    let files = all_samples();
+    for path in &files {
+        let data = std::fs::read(path).unwrap();
+        let from_file = import_file(path, &Progress::new());
+        let from_bytes = import_bytes(path, &data, &Progress::new());
+        match (from_file, from_bytes) {
+            (Ok(a), Ok(b)) => assert_eq!(fingerprint(&a), fingerprint(&b), "{}", path.display()),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!(
+                "{}: file {:?} but bytes {:?}",
+                path.display(),
+                a.err().map(|e| e.to_string()),
+                b.err().map(|e| e.to_string())
+            ),
+        }
+    }
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(data).unwrap();
+    enc.finish().unwrap()
+}
+
+#[test]
+fn gzip_compressed_sqlite_loads_and_leaves_no_temporary_file() {
+    let Some(path) = common::sample("nvprof-sqlite/csl7520_titanxpascal_matrix_profile.nvvp")
+    else {
+        return;
+    };
+    let plain = import_file(&path, &Progress::new()).unwrap();
+    let gz = gzip(&std::fs::read(&path).unwrap());
+    let from_bytes = import_bytes(Path::new("matrix.nvvp.gz"), &gz, &Progress::new()).unwrap();
+    assert_eq!(fingerprint(&plain), fingerprint(&from_bytes));
+    assert!(from_bytes.source.compressed);
+
+    let dir = tempfile_dir();
+    let file = dir.join("matrix.nvvp.gz");
+    std::fs::write(&file, &gz).unwrap();
+    let before = warpscope_temp_files();
+    let from_file = import_file(&file, &Progress::new()).unwrap();
+    assert_eq!(fingerprint(&plain), fingerprint(&from_file));
+    assert_eq!(
+        warpscope_temp_files(),
+        before,
+        "the decompressed copy was left behind"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ws-in-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn warpscope_temp_files() -> Vec<String> {
+    let pid = format!("warpscope-{}-", std::process::id());
+    let mut v: Vec<String> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&pid))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn broken_bytes_name_the_given_name() {
+    let err = import_bytes(
+        Path::new("memory.json"),
+        b"{\"traceEvents\": [{\"ph\"",
+        &Progress::new(),
+    );
+    if let Err(e) = err {
+        assert!(e.to_string().starts_with("memory.json: "), "{e}");
+    }
+    let err = import_bytes(
+        Path::new("db.sqlite"),
+        b"SQLite format 3\0garbage",
+        &Progress::new(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().starts_with("db.sqlite: "), "{err}");
+}
