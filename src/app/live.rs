@@ -161,12 +161,10 @@ impl LiveLab {
                 warpscope_live::run_sweep(&plan, &opts, &p).map_err(|e| e.to_string())
             }))
             .unwrap_or_else(|panic| {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                Err(format!("the live run failed: {what}"))
+                Err(format!(
+                    "the live run failed: {}",
+                    crate::panic_text(panic.as_ref())
+                ))
             });
             let _ = tx.send(result);
             ctx.request_repaint();

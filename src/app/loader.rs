@@ -1,7 +1,7 @@
 //! Loading profiles off the UI thread: one thread per file, progress and cancel through
 //! [`Progress`], results back through a channel, and a repaint request when one arrives.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Instant;
@@ -28,25 +28,35 @@ pub enum Loaded {
     Cancelled(PathBuf),
 }
 
+/// What reads a file into a profile: `warpscope_core::import_file`, or a stand-in in tests.
+pub type ImportFn = fn(&Path, &Progress) -> Result<Profile, ImportError>;
+
 /// Runs and tracks loading threads.
 pub struct Loader {
     jobs: Vec<Job>,
     tx: Sender<Loaded>,
     rx: Receiver<Loaded>,
+    import: ImportFn,
 }
 
 impl Default for Loader {
     fn default() -> Self {
+        Self::with_importer(warpscope_core::import_file)
+    }
+}
+
+impl Loader {
+    /// A loader that reads files with `import`.
+    pub fn with_importer(import: ImportFn) -> Self {
         let (tx, rx) = channel();
         Self {
             jobs: Vec::new(),
             tx,
             rx,
+            import,
         }
     }
-}
 
-impl Loader {
     /// Starts loading `path` on a new thread; `ctx` is asked to repaint when it is done.
     pub fn open(&mut self, path: PathBuf, ctx: &egui::Context) {
         if self.jobs.iter().any(|j| j.path == path) {
@@ -57,13 +67,28 @@ impl Loader {
         let tx = self.tx.clone();
         let ctx = ctx.clone();
         let thread_path = path.clone();
+        let import = self.import;
         let spawned = std::thread::Builder::new()
             .name("warpscope-loader".to_string())
             .spawn(move || {
-                let result = match warpscope_core::import_file(&thread_path, &job_progress) {
-                    Ok(profile) => Loaded::Done(thread_path, Box::new(profile)),
-                    Err(ImportError::Cancelled { .. }) => Loaded::Cancelled(thread_path),
-                    Err(e) => Loaded::Failed(thread_path, e.to_string()),
+                // A bug in an importer must end this file's load with a message, not leave its
+                // progress bar up forever; what is open stays open.
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    import(&thread_path, &job_progress)
+                }));
+                let result = match outcome {
+                    Ok(Ok(profile)) => Loaded::Done(thread_path, Box::new(profile)),
+                    Ok(Err(ImportError::Cancelled { .. })) => Loaded::Cancelled(thread_path),
+                    Ok(Err(e)) => Loaded::Failed(thread_path, e.to_string()),
+                    Err(panic) => {
+                        let message = format!(
+                            "{}: warpscope failed while reading this file (internal error: {}); \
+                             please report it with the file",
+                            thread_path.display(),
+                            crate::panic_text(panic.as_ref())
+                        );
+                        Loaded::Failed(thread_path, message)
+                    }
                 };
                 // The receiver only goes away when the app closes.
                 let _ = tx.send(result);
@@ -104,5 +129,62 @@ impl Loader {
     /// True while any file is loading.
     pub fn busy(&self) -> bool {
         !self.jobs.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::time::Duration;
+
+    use super::*;
+
+    fn panicking_import(_: &Path, _: &Progress) -> Result<Profile, ImportError> {
+        panic!("index out of bounds: the len is 3 but the index is 7")
+    }
+
+    fn failing_import(path: &Path, _: &Progress) -> Result<Profile, ImportError> {
+        Err(ImportError::Empty {
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Waits (at most 10 s) for the one result of a load.
+    fn result_of(loader: &mut Loader) -> Loaded {
+        for _ in 0..1000 {
+            if let Some(r) = loader.poll().pop() {
+                return r;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the load never reported back");
+    }
+
+    #[test]
+    fn a_panicking_importer_ends_the_load_with_an_error_naming_the_file() {
+        let mut loader = Loader::with_importer(panicking_import);
+        loader.open(PathBuf::from("bad.json"), &egui::Context::default());
+        assert!(loader.busy());
+        let Loaded::Failed(path, message) = result_of(&mut loader) else {
+            panic!("expected a failure");
+        };
+        assert_eq!(path, Path::new("bad.json"));
+        assert!(
+            message.starts_with("bad.json: warpscope failed while reading this file"),
+            "{message}"
+        );
+        assert!(message.contains("index out of bounds"), "{message}");
+        assert!(!loader.busy(), "the job must not stay in the loading list");
+    }
+
+    #[test]
+    fn an_import_error_is_reported_as_is() {
+        let mut loader = Loader::with_importer(failing_import);
+        loader.open(PathBuf::from("empty.json"), &egui::Context::default());
+        let Loaded::Failed(_, message) = result_of(&mut loader) else {
+            panic!("expected a failure");
+        };
+        assert_eq!(message, "empty.json: file is empty");
     }
 }
