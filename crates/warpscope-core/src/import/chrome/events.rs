@@ -16,6 +16,11 @@ use crate::model::{
 };
 use crate::time::parse_decimal_scaled;
 
+/// The latest (and, negated, the earliest) time an event may have: 2^62 ns around 1970, the
+/// years 1824 to 2116. Within it, any two times are less than i64::MAX apart, so no span or
+/// shift to the profile's origin can overflow.
+pub(super) const MAX_TIME_NS: i64 = (1 << 62) - 1;
+
 impl ChromeState {
     pub(super) fn event(&mut self, ev: &RawEvent<'_>) {
         if ev.keys == 0 {
@@ -50,7 +55,19 @@ impl ChromeState {
                 .warn("missing_ts", 1, "events without a `ts` were skipped");
             return;
         };
-        let Some(ts_ns) = parse_decimal_scaled(ts_text, 3) else {
+        let parsed = parse_decimal_scaled(ts_text, 3);
+        if parsed.is_some_and(|t| !(-MAX_TIME_NS..=MAX_TIME_NS).contains(&t))
+            || (parsed.is_none() && json::float_from_text(ts_text).is_some_and(f64::is_finite))
+        {
+            self.b.warn(
+                "ts_out_of_range",
+                1,
+                "events whose `ts` lies outside the years 1824 to 2116 (±2^62 ns around 1970) \
+                 were skipped",
+            );
+            return;
+        }
+        let Some(ts_ns) = parsed else {
             self.b.warn(
                 "bad_ts",
                 1,
@@ -73,6 +90,15 @@ impl ChromeState {
                                 0
                             }
                             Some(v) => v,
+                            None if json::float_from_text(d).is_some_and(f64::is_finite) => {
+                                self.b.warn(
+                                    "dur_out_of_range",
+                                    1,
+                                    "complete events whose `dur` is beyond ±292 years in \
+                                     nanoseconds were made to end in 2116 (2^62 ns)",
+                                );
+                                i64::MAX
+                            }
                             None => {
                                 self.b.warn("bad_dur", 1, "complete events whose `dur` is not a number were given duration 0");
                                 0
@@ -88,6 +114,7 @@ impl ChromeState {
                         0
                     }
                 };
+                let dur_ns = self.clamp_dur(ts_ns, dur_ns);
                 let cat = ev.cat.as_deref().unwrap_or("");
                 let class = self.class_of(cat);
                 let track = self.slice(class, pid, tid, ts_ns, dur_ns, name_text, ev.args);
@@ -116,7 +143,12 @@ impl ChromeState {
                         ts_ns,
                         name,
                         class,
-                        args: ev.args.map(<[u8]>::to_vec),
+                        // Kept only when the slice will read them, so that open begins do not
+                        // hold every argument object of the file.
+                        args: ev
+                            .args
+                            .filter(|a| slice_reads_args(class, a))
+                            .map(<[u8]>::to_vec),
                     });
             }
             b'E' => {
@@ -126,15 +158,8 @@ impl ChromeState {
                         let name = self.b.strings.get(open.name).to_string();
                         let merged = merge_args(open.args.as_deref(), ev.args);
                         let args = merged.as_deref();
-                        self.slice(
-                            open.class,
-                            pid,
-                            tid,
-                            open.ts_ns,
-                            (ts_ns - open.ts_ns).max(0),
-                            &name,
-                            args,
-                        );
+                        let dur_ns = self.span(open.ts_ns, ts_ns);
+                        self.slice(open.class, pid, tid, open.ts_ns, dur_ns, &name, args);
                     }
                     None => self.b.warn(
                         "unmatched_end",
@@ -160,6 +185,41 @@ impl ChromeState {
             b'b' | b'e' | b'n' => self.async_event(ev, pid, ts_ns, name_text),
             other => *self.ignored_phases.entry(other).or_insert(0) += 1,
         }
+    }
+
+    /// The duration from `start_ns` to `end_ns` (0 when the end comes first), clamped with a
+    /// counted warning where it does not fit in i64 or would end past the last representable
+    /// time.
+    pub(super) fn span(&mut self, start_ns: i64, end_ns: i64) -> i64 {
+        match end_ns.checked_sub(start_ns) {
+            Some(dur) => self.clamp_dur(start_ns, dur.max(0)),
+            None => {
+                self.warn_time_overflow();
+                MAX_TIME_NS.saturating_sub(start_ns).max(0)
+            }
+        }
+    }
+
+    fn warn_time_overflow(&mut self) {
+        self.b.warn(
+            "time_overflow",
+            1,
+            "events ending after the year 2116 (2^62 ns after 1970) were cut there",
+        );
+    }
+
+    /// `dur_ns`, shortened with a counted warning where the event would end after
+    /// [`MAX_TIME_NS`]. `start_ns` is within ±[`MAX_TIME_NS`], so any two times of the trace are
+    /// less than i64::MAX apart.
+    pub(super) fn clamp_dur(&mut self, start_ns: i64, dur_ns: i64) -> i64 {
+        if start_ns
+            .checked_add(dur_ns)
+            .is_some_and(|end| end <= MAX_TIME_NS)
+        {
+            return dur_ns;
+        }
+        self.warn_time_overflow();
+        MAX_TIME_NS.saturating_sub(start_ns).max(0)
     }
 
     pub(super) fn class_of(&mut self, cat: &str) -> Class {
@@ -243,12 +303,8 @@ impl ChromeState {
         };
         let name = self.b.intern(name_text);
         let natural_lane = gpu_lane(kind);
-        // Args matter for GPU work and API calls, and for events that say where they go.
-        let placed = args.is_some_and(|a| memchr::memmem::find(a, LANE_ARG_KEY).is_some());
         let a = match args {
-            Some(a) if natural_lane.is_some() || kind.is_api() || placed => {
-                parse_gpu_args(a, &mut self.lenient_tokens)
-            }
+            Some(a) if slice_reads_args(class, a) => parse_gpu_args(a, &mut self.lenient_tokens),
             _ => GpuArgs::default(),
         };
         let lane = a.lane.unwrap_or(natural_lane);
@@ -387,11 +443,7 @@ impl ChromeState {
         match ev.name.as_deref() {
             Some("process_name") => {
                 if let Some(n) = name {
-                    if let Some(entry) = self.b.process_names.iter_mut().find(|(p, _)| *p == pid) {
-                        entry.1 = n;
-                    } else {
-                        self.b.process_names.push((pid, n));
-                    }
+                    self.set_process_name(pid, n, true);
                 }
             }
             Some("process_labels") => {
@@ -402,8 +454,8 @@ impl ChromeState {
             Some("thread_name") => {
                 if let Some(n) = name {
                     let names = self.thread_names.entry((pid, tid)).or_default();
-                    if !names.contains(&n) {
-                        names.push(n);
+                    if names.seen.insert(n.clone()) {
+                        names.list.push(n);
                     }
                 }
             }
@@ -413,6 +465,22 @@ impl ChromeState {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Names process `pid` (`replace`: a name it already has is replaced), through the index
+    /// that keeps this a lookup however many processes there are.
+    pub(super) fn set_process_name(&mut self, pid: TraceId, name: String, replace: bool) {
+        match self.process_index.get(&pid) {
+            Some(&i) => {
+                if replace && let Some(entry) = self.b.process_names.get_mut(i) {
+                    entry.1 = name;
+                }
+            }
+            None => {
+                self.process_index.insert(pid, self.b.process_names.len());
+                self.b.process_names.push((pid, name));
+            }
         }
     }
 
@@ -529,13 +597,9 @@ impl ChromeState {
                             pid,
                             name: begin_name,
                         });
-                        self.b.push(
-                            track,
-                            start,
-                            (ts_ns - start).max(0),
-                            begin_name,
-                            EventKind::Slice,
-                        );
+                        let dur_ns = self.span(start, ts_ns);
+                        self.b
+                            .push(track, start, dur_ns, begin_name, EventKind::Slice);
                     }
                     None => self.b.warn(
                         "unmatched_async_end",
@@ -564,4 +628,14 @@ pub(super) fn merge_args(begin: Option<&[u8]>, end: Option<&[u8]>) -> Option<Vec
         (Some(b), _) => Some(b.to_vec()),
         (None, e) => e.map(<[u8]>::to_vec),
     }
+}
+
+/// True when a slice of `class` with these args reads them: args matter for GPU work and API
+/// calls, and for events that say where they go.
+fn slice_reads_args(class: Class, args: &[u8]) -> bool {
+    let kind = match class {
+        Class::Kind(k) | Class::Plain(k) => k,
+        Class::LaunchFlow | Class::Unknown => EventKind::Slice,
+    };
+    gpu_lane(kind).is_some() || kind.is_api() || memchr::memmem::find(args, LANE_ARG_KEY).is_some()
 }

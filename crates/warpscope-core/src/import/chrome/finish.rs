@@ -1,6 +1,9 @@
 //! After the last event: flows matched, TensorFlow layout, track names, devices, warnings.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Unknown categories warned about one by one; the rest share one warning.
+const MAX_CATEGORY_WARNINGS: usize = 32;
 
 use super::metadata::Carried;
 use super::{ChromeState, FlowPoint, RawFlow};
@@ -85,12 +88,13 @@ impl ChromeState {
                 unclosed += 1;
                 let end = trace_end.unwrap_or(open.ts_ns).max(open.ts_ns);
                 let name = self.b.strings.get(open.name).to_string();
+                let dur_ns = self.span(open.ts_ns, end);
                 self.slice(
                     open.class,
                     pid,
                     tid,
                     open.ts_ns,
-                    end - open.ts_ns,
+                    dur_ns,
                     &name,
                     open.args.as_deref(),
                 );
@@ -144,11 +148,11 @@ impl ChromeState {
             // The original import's warnings come first, as they were; one the re-import raised
             // again under the same code is not counted twice.
             let own = std::mem::replace(&mut profile.warnings, c.warnings);
-            for w in own {
-                if !profile.warnings.iter().any(|c| c.code == w.code) {
-                    profile.warnings.push(w);
-                }
-            }
+            let carried: FxHashSet<String> =
+                profile.warnings.iter().map(|w| w.code.clone()).collect();
+            profile
+                .warnings
+                .extend(own.into_iter().filter(|w| !carried.contains(&w.code)));
         }
         Ok(profile)
     }
@@ -357,7 +361,7 @@ impl ChromeState {
                 }
                 TrackKey::Thread { pid, tid } => {
                     let name = match self.thread_names.get(&(pid, tid)) {
-                        Some(names) if !names.is_empty() => names.join(" / "),
+                        Some(names) if !names.list.is_empty() => names.joined(),
                         _ => format!("thread {}", self.id_text(tid)),
                     };
                     (name, self.thread_sort.get(&(pid, tid)).copied())
@@ -369,9 +373,7 @@ impl ChromeState {
             t.sort_index = sort;
         }
         for (pid, labels) in std::mem::take(&mut self.process_labels) {
-            if !self.b.process_names.iter().any(|(p, _)| *p == pid) {
-                self.b.process_names.push((pid, labels));
-            }
+            self.set_process_name(pid, labels, false);
         }
     }
 
@@ -427,8 +429,9 @@ impl ChromeState {
             .collect();
         used.sort_unstable();
         used.dedup();
+        let known: FxHashSet<u32> = self.b.devices.iter().map(|d| d.id).collect();
         for id in used {
-            if self.b.devices.iter().any(|d| d.id == id) {
+            if known.contains(&id) {
                 continue;
             }
             let label = self
@@ -444,14 +447,26 @@ impl ChromeState {
 
     pub(super) fn process_label_of_device(&self, id: u32) -> Option<String> {
         let pid = TraceId::Int(i64::from(id));
-        self.b
-            .process_names
-            .iter()
-            .find(|(p, n)| *p == pid && n.starts_with("GPU"))
-            .map(|(_, n)| n.clone())
+        let &i = self.process_index.get(&pid)?;
+        let (_, name) = self.b.process_names.get(i)?;
+        name.starts_with("GPU").then(|| name.clone())
     }
 
     pub(super) fn report_counts(&mut self) {
+        if self.stream.non_objects > 0 {
+            self.b.warn(
+                "non_object_event",
+                self.stream.non_objects,
+                "elements of traceEvents that are not objects were skipped",
+            );
+        }
+        if let Some((line, detail)) = self.stream.first_bad_syntax {
+            self.b.warn(
+                "bad_event_syntax",
+                self.stream.bad_syntax,
+                format!("events with broken JSON were skipped (first at line {line}: {detail})"),
+            );
+        }
         if self.lenient_tokens > 0 {
             self.b.warn(
                 "lenient_tokens",
@@ -479,13 +494,25 @@ impl ChromeState {
             .collect();
         unknown.sort();
         if is_kineto {
-            for (cat, n) in unknown {
+            // One warning per category, for the first few: a file with thousands of made-up
+            // categories gets one more warning that counts the rest.
+            let more = unknown.len().saturating_sub(MAX_CATEGORY_WARNINGS);
+            let rest: u64 = unknown[MAX_CATEGORY_WARNINGS.min(unknown.len())..]
+                .iter()
+                .map(|(_, n)| n)
+                .sum();
+            for (cat, n) in unknown.into_iter().take(MAX_CATEGORY_WARNINGS) {
                 self.b.warn(
                     &format!("unknown_category:{cat}"),
                     n,
                     format!("events of unknown category {cat:?} are shown as plain slices"),
                 );
             }
+            self.b.warn(
+                "unknown_categories_more",
+                rest,
+                format!("events of {more} more unknown categories are shown as plain slices"),
+            );
         }
         let mut ignored: Vec<_> = std::mem::take(&mut self.ignored_phases)
             .into_iter()

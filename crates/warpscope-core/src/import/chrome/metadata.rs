@@ -7,6 +7,33 @@ use crate::builder::ProfileBuilder;
 use crate::import::json::{self, Parser, SyntaxError, Value};
 use crate::model::{Device, DistributedInfo, TimeOrigin, TraceId, TrackKey, Warning};
 
+/// Top-level keys whose value [`ChromeState::top_level`] reads; the values of others are
+/// skipped without being kept.
+const READ_TOP_LEVEL_KEYS: &[&str] = &[
+    "schemaVersion",
+    "baseTimeNanoseconds",
+    "deviceProperties",
+    "computeProperties",
+    "warpscope",
+    "distributedInfo",
+    "displayTimeUnit",
+    "traceName",
+    "trace_id",
+    "cupti_version",
+    "cuda_runtime_version",
+    "cuda_driver_version",
+    "record_shapes",
+    "with_stack",
+    "with_flops",
+    "with_modules",
+    "profile_memory",
+];
+
+/// True for a top-level key whose value is read.
+pub(super) fn is_read_top_level_key(key: &str) -> bool {
+    READ_TOP_LEVEL_KEYS.contains(&key)
+}
+
 impl ChromeState {
     pub(super) fn top_level(&mut self, key: &str, value: &[u8]) {
         let mut p = Parser::new(value);
@@ -96,7 +123,13 @@ impl ChromeState {
                     ) {
                         self.is_kineto = true;
                     }
-                    self.b.source.details.push((key.to_string(), t));
+                    // A repeated key replaces its value (the list holds each key once, so
+                    // this search is short).
+                    let details = &mut self.b.source.details;
+                    match details.iter_mut().find(|(k, _)| k == key) {
+                        Some(entry) => entry.1 = t,
+                        None => details.push((key.to_string(), t)),
+                    }
                 }
             }
             _ => {}

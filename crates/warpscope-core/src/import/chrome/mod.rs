@@ -45,6 +45,18 @@ pub fn import(
     input: Input<'_>,
     progress: &Progress,
 ) -> Result<(Profile, ImportTimings), ImportError> {
+    import_with_block_bytes(input, progress, json::BLOCK_BYTES)
+}
+
+/// [`import`] with the event array cut into blocks of about `block_bytes` (at least 1) instead
+/// of [`json::BLOCK_BYTES`]: for tests and fuzzers, which put block boundaries inside events
+/// with tiny blocks. The result does not depend on the block size.
+#[doc(hidden)]
+pub fn import_with_block_bytes(
+    input: Input<'_>,
+    progress: &Progress,
+    block_bytes: usize,
+) -> Result<(Profile, ImportTimings), ImportError> {
     let started = Instant::now();
     let path = input.path();
     let (reader, compressed, file_bytes) = input.open()?;
@@ -65,7 +77,11 @@ pub fn import(
     let outcome = std::thread::scope(|scope| {
         let reader_thread = scope.spawn(move || {
             let t = Instant::now();
-            json::split_stream(counting, &tx, pre_tokenize);
+            let options = json::SplitOptions {
+                block_bytes,
+                keep_key: metadata::is_read_top_level_key,
+            };
+            json::split_stream_with(counting, &tx, pre_tokenize, options);
             t.elapsed()
         });
         let mut result = Ok(());
@@ -166,10 +182,58 @@ struct StreamState {
     carry: Vec<u8>,
     /// Line at which `carry` starts.
     carry_line: u64,
+    /// True while `carry` holds an element that runs on past what was parsed: it is parsed again
+    /// only once `carry_scan` sees its end, or `carry` has doubled since (so a huge element
+    /// costs a few passes in all, not one per block), or the input ends.
+    carry_pending: bool,
+    /// Finds the end of the element in `carry`, and how far it has looked.
+    carry_scan: json::ValueScanner,
+    /// How far `carry_scan` has looked into `carry`.
+    carry_scanned: usize,
+    /// Length of `carry` when it was last parsed.
+    carry_parsed_len: usize,
     /// True once the event array closed: what follows is collected in `tail`.
     in_tail: bool,
-    /// The input after the event array.
+    /// True for the bare-array form, where nothing but blanks may follow the array.
+    array_form: bool,
+    /// True once the trace's closing `}`, or text that cannot be part of a trace, followed the
+    /// array: the rest of the input is ignored.
+    tail_done: bool,
+    /// What follows the event array and was not read yet (a member that runs on).
     tail: Vec<u8>,
+    /// Length of `tail` when it was last read.
+    tail_parsed_len: usize,
+    /// Elements of the event array skipped for broken JSON (counted here and warned about at
+    /// the end, so that warnings come in the same order however the input was cut).
+    bad_syntax: u64,
+    /// Line and description of the first of them.
+    first_bad_syntax: Option<(u64, &'static str)>,
+    /// Elements of the event array that are not objects.
+    non_objects: u64,
+    /// Line and description of the first broken or non-object element.
+    first_broken: Option<(u64, &'static str)>,
+}
+
+/// The distinct names one thread was given, in file order.
+#[derive(Default)]
+struct ThreadNames {
+    list: Vec<String>,
+    seen: rustc_hash::FxHashSet<String>,
+}
+
+impl ThreadNames {
+    /// Names shown in a track name; more are counted.
+    const SHOWN: usize = 8;
+
+    /// The track name: the names joined with ` / `.
+    fn joined(&self) -> String {
+        let shown = &self.list[..self.list.len().min(Self::SHOWN)];
+        let mut name = shown.join(" / ");
+        if self.list.len() > shown.len() {
+            name.push_str(&format!(" (+{} more names)", self.list.len() - shown.len()));
+        }
+        name
+    }
 }
 
 struct ChromeState {
@@ -188,7 +252,9 @@ struct ChromeState {
     bind_points: Vec<(u64, bool, TrackId, u32, i64)>,
     raw_flows: Vec<RawFlow>,
     counters: FxHashMap<(TraceId, String), usize>,
-    thread_names: FxHashMap<(TraceId, TraceId), Vec<String>>,
+    thread_names: FxHashMap<(TraceId, TraceId), ThreadNames>,
+    /// Where each pid is in the builder's `process_names`.
+    process_index: FxHashMap<TraceId, usize>,
     thread_sort: FxHashMap<(TraceId, TraceId), i64>,
     process_labels: FxHashMap<TraceId, String>,
     unknown_categories: FxHashMap<String, u64>,
@@ -221,6 +287,7 @@ impl ChromeState {
             raw_flows: Vec::new(),
             counters: FxHashMap::default(),
             thread_names: FxHashMap::default(),
+            process_index: FxHashMap::default(),
             thread_sort: FxHashMap::default(),
             process_labels: FxHashMap::default(),
             unknown_categories: FxHashMap::default(),
