@@ -2142,3 +2142,20 @@ fn thousands_of_unknown_categories_share_one_warning_after_the_first() {
     let want: Vec<(&str, u64)> = want.iter().map(|(c, n)| (c.as_str(), *n)).collect();
     assert_warnings(&p, &want);
 }
+
+#[test]
+fn an_event_bigger_than_64_mib_is_skipped_and_counted_however_it_is_cut() {
+    let small = |name: &str, ts: u32| {
+        format!(r#"{{"ph": "X", "name": "{name}", "pid": 1, "tid": 1, "ts": {ts}, "dur": 1}}"#)
+    };
+    let big = format!(
+        r#"{{"ph": "X", "name": "big", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {{"s": "{}"}}}}"#,
+        "x,{ ".repeat(17 << 20)
+    );
+    let text = format!("[{}, {big}, {}]", small("a", 1), small("b", 3));
+    for block in [warpscope_core::import::json::BLOCK_BYTES, usize::MAX / 4] {
+        let p = import_blocks("big.json", text.as_bytes(), block).unwrap();
+        assert_warnings(&p, &[("oversized_event", 1)]);
+        assert_eq!(p.event_count(), 2, "blocks of {block}");
+    }
+}

@@ -453,6 +453,13 @@ impl ChromeState {
     }
 
     pub(super) fn report_counts(&mut self) {
+        if self.stream.oversized > 0 {
+            self.b.warn(
+                "oversized_event",
+                self.stream.oversized,
+                "events of more than 64 MiB were skipped",
+            );
+        }
         if self.stream.non_objects > 0 {
             self.b.warn(
                 "non_object_event",

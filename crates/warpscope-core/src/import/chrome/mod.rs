@@ -210,6 +210,11 @@ struct StreamState {
     first_bad_syntax: Option<(u64, &'static str)>,
     /// Elements of the event array that are not objects.
     non_objects: u64,
+    /// Events skipped for being bigger than `tokenize::MAX_EVENT_BYTES`.
+    oversized: u64,
+    /// True while inside such an event that runs on past a block: `carry_scan` looks for its
+    /// end and nothing is kept.
+    skipping: bool,
     /// Line and description of the first broken or non-object element.
     first_broken: Option<(u64, &'static str)>,
 }

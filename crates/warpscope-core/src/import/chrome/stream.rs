@@ -2,7 +2,7 @@
 //! and how the input ended.
 
 use super::ChromeState;
-use super::tokenize::{PreBlock, Stop, TokenIssue, count_lines, tokenize};
+use super::tokenize::{MAX_EVENT_BYTES, PreBlock, Stop, TokenIssue, count_lines, tokenize};
 use crate::import::ImportError;
 use crate::import::json::{self, Chunk, Parser, SplitError, StreamEnd};
 
@@ -75,11 +75,12 @@ impl ChromeState {
         }
         let closing = if end.array_form { "]" } else { "]}" };
         if !self.stream.in_tail {
-            let cut_mid_event = self
-                .stream
-                .carry
-                .iter()
-                .any(|b| !b.is_ascii_whitespace() && *b != b',');
+            let cut_mid_event = self.stream.skipping
+                || self
+                    .stream
+                    .carry
+                    .iter()
+                    .any(|b| !b.is_ascii_whitespace() && *b != b',');
             if self.events_read == 0 {
                 let what = if cut_mid_event {
                     "inside its first event"
@@ -201,6 +202,17 @@ impl ChromeState {
             self.tail_block(bytes);
             return;
         }
+        if self.stream.skipping {
+            // Inside an element too big to keep: look for its end, keeping nothing.
+            let Some(end) = self.stream.carry_scan.feed(bytes, 0) else {
+                return;
+            };
+            self.stream.skipping = false;
+            self.stream.carry.clear();
+            let line = first_line + count_lines(&bytes[..end]);
+            self.parse_here(&bytes[end..], line);
+            return;
+        }
         let carry_is_blank = self
             .stream
             .carry
@@ -238,6 +250,22 @@ impl ChromeState {
                     .feed(&stream.carry, stream.carry_scanned)
                     .is_some();
                 stream.carry_scanned = stream.carry.len();
+                if !ended && stream.carry.len() > MAX_EVENT_BYTES {
+                    // Counted as what a whole read would make of it.
+                    if stream.carry.first() == Some(&b'{') {
+                        stream.oversized += 1;
+                    } else {
+                        stream.non_objects += 1;
+                        if stream.first_broken.is_none() {
+                            stream.first_broken =
+                                Some((stream.carry_line, "an element that is not an object"));
+                        }
+                    }
+                    stream.skipping = true;
+                    stream.carry_pending = false;
+                    stream.carry = Vec::new();
+                    return;
+                }
                 if !ended && stream.carry.len() < stream.carry_parsed_len.saturating_mul(2) {
                     return;
                 }
@@ -278,6 +306,7 @@ impl ChromeState {
         let mut first_bad: Option<(u64, &'static str)> = None;
         let mut non_objects = 0u64;
         let mut first_non_object: Option<(u64, &'static str)> = None;
+        let mut oversized = 0u64;
         let mut lenient = 0u64;
         let mut repaired = 0u64;
         let mut control = 0u64;
@@ -296,6 +325,7 @@ impl ChromeState {
                         ));
                     }
                 }
+                Err(TokenIssue::Oversized) => oversized += 1,
                 Err(TokenIssue::NotObject) => {
                     non_objects += 1;
                     if first_non_object.is_none() {
@@ -314,6 +344,7 @@ impl ChromeState {
         self.repaired_strings += repaired;
         self.control_strings += control;
         let stream = &mut self.stream;
+        stream.oversized += oversized;
         stream.bad_syntax += bad_syntax;
         stream.non_objects += non_objects;
         if stream.first_bad_syntax.is_none() {

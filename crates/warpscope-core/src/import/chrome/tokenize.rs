@@ -53,7 +53,13 @@ pub(super) enum TokenIssue {
     Syntax(usize, &'static str),
     /// An element that is not an object.
     NotObject,
+    /// An event of more than [`MAX_EVENT_BYTES`].
+    Oversized,
 }
+
+/// The largest event read: a bigger one is skipped and counted (real events are at most a
+/// few kB; one of hundreds of MB would be held whole while it is read).
+pub(super) const MAX_EVENT_BYTES: usize = 64 << 20;
 
 /// Walks the elements of (part of) the event array, calling `on` for each. In strict mode
 /// (speculative tokenizing on the reader thread) it stops at the first problem; in lenient mode
@@ -70,6 +76,12 @@ pub(super) fn tokenize<'a>(
         let start = p.offset();
         match b {
             b'{' => match parse_event(&mut p) {
+                Ok(_) if p.offset() - start > MAX_EVENT_BYTES => {
+                    if strict {
+                        return Stop::Error(start);
+                    }
+                    on(Err(TokenIssue::Oversized), &p);
+                }
                 Ok(ev) => on(Ok(ev), &p),
                 Err(e) => match json::ValueScanner::default().feed(data, start) {
                     None => return Stop::Incomplete(start),
