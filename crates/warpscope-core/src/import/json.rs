@@ -2,8 +2,10 @@
 //!
 //! Two parts:
 //! - [`split_stream`] runs on a reader thread: it walks the top level of a Chrome trace
-//!   (object or bare array form) up to the event array, hands every top-level value before it
-//!   over whole, then cuts the rest of the input into blocks of about [`BLOCK_BYTES`] at
+//!   (object or bare array form) up to the event array, hands every wanted top-level value
+//!   before it over whole (the others are scanned and dropped as they are read; line numbers
+//!   are counted forward once, so many keys cost linear time), then cuts the rest of the input
+//!   into blocks of about [`BLOCK_BYTES`] (or [`SplitOptions::block_bytes`]) at
 //!   *candidate* element boundaries (a `{` whose previous non-blank byte is a `,`), without
 //!   scanning every byte. A cut can be wrong (inside a string or a nested object); the consumer
 //!   detects that because the block before a wrong cut always ends inside an element, and
