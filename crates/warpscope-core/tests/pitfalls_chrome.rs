@@ -1718,11 +1718,14 @@ fn json_without_trace_events_is_a_clear_error() {
 
 #[test]
 fn empty_trace_event_lists_load_with_a_warning() {
-    for (i, text) in ["[]", "{\"traceEvents\": []}", "["].into_iter().enumerate() {
+    for (i, text) in ["[]", "{\"traceEvents\": []}", "{\"traceEvents\": []"]
+        .into_iter()
+        .enumerate()
+    {
         let p = load_text(&format!("noevents{i}"), text);
         assert_eq!(p.event_count(), 0);
         let mut want = vec![("no_events", 1)];
-        if text == "[" {
+        if i == 2 {
             want.push(("truncated", 1));
         }
         assert_warnings(&p, &want);
@@ -1850,4 +1853,309 @@ fn distributed_info_and_device_properties() {
     assert_eq!(p.source.tool, "PyTorch profiler (Kineto)");
     assert_eq!(p.source.schema_version.as_deref(), Some("1"));
     let _ = NO_PARENT;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile input (issue 11): broken files that yield nothing, block boundaries anywhere,
+// extreme times, many keys and names
+// ---------------------------------------------------------------------------------------------
+
+/// Imports in-memory bytes with the event array cut into blocks of `block_bytes`.
+fn import_blocks(name: &str, data: &[u8], block_bytes: usize) -> Result<Profile, String> {
+    warpscope_core::import::chrome::import_with_block_bytes(
+        warpscope_core::Input::Bytes {
+            name: Path::new(name),
+            data,
+        },
+        &Progress::new(),
+        block_bytes,
+    )
+    .map(|(p, _)| p)
+    .map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_file_that_yields_nothing_because_it_is_broken_is_an_error() {
+    let first =
+        r#"{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}"#;
+    let cases: Vec<(&str, String, &str)> = vec![
+        ("bare_open.json", "[".to_string(), "line 1"),
+        (
+            "object_open.json",
+            "{\"traceEvents\": [\n  ".to_string(),
+            "line 2",
+        ),
+        (
+            "cut_in_first.json",
+            format!(
+                "{{\"schemaVersion\": 1,\n\"traceEvents\": [\n{}",
+                &first[..40]
+            ),
+            "line 3",
+        ),
+        (
+            "only_broken.json",
+            "{\"traceEvents\": [\n{\"ph\": \"X\", \"ts\": },\n{\"ph\" 1}\n]}".to_string(),
+            "line 2",
+        ),
+        (
+            "only_non_objects.json",
+            "{\"traceEvents\": [1, \"x\",\n null]}".to_string(),
+            "line 1",
+        ),
+        (
+            "before_events.json",
+            "{\"a\": 1,\n\"b\": [1, 2,".to_string(),
+            "line 2",
+        ),
+    ];
+    let dir = fixture_dir("yields_nothing");
+    for (name, text, line) in &cases {
+        for (file, bytes) in [
+            (name.to_string(), text.as_bytes().to_vec()),
+            (format!("{name}.gz"), gzip(text.as_bytes())),
+        ] {
+            let path = write(&dir, &file, &bytes);
+            let e = error_of(&path);
+            assert!(e.contains(line), "{file}: {e}");
+            assert!(
+                e.contains("byte") || e.contains("no event could be read"),
+                "{file}: {e}"
+            );
+        }
+    }
+    // The gzip stream itself cut inside the first event.
+    let text = format!("{{\"traceEvents\": [\n{first},\n{first}]}}");
+    let gz = gzip(text.as_bytes());
+    let path = write(&dir, "gz_cut.json.gz", &gz[..gz.len() / 2]);
+    let e = error_of(&path);
+    assert!(e.contains("line"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+    // Cut after the first event: what was read loads, with the cut counted.
+    let p = load_text(
+        "cut_after_first",
+        &format!("{{\"traceEvents\": [\n{first},\n{}", &first[..30]),
+    );
+    assert_eq!(p.event_count(), 1);
+    assert_warnings(&p, &[("truncated", 1)]);
+}
+
+/// Everything a user sees of a profile, as text, for comparing imports.
+fn profile_text(p: &Profile) -> String {
+    let mut out = String::new();
+    for t in &p.tracks {
+        out.push_str(&format!("{:?} {:?} {:?}\n", t.key, t.name, t.sort_index));
+        for i in 0..t.events.len() {
+            out.push_str(&format!(
+                "  {} {} {} {:?} {} {}\n",
+                p.str(t.events.name[i]),
+                t.events.start_ns[i],
+                t.events.dur_ns[i],
+                t.events.kind[i],
+                t.events.depth[i],
+                t.events.detail[i],
+            ));
+        }
+    }
+    for w in &p.warnings {
+        out.push_str(&format!("warning {} x{}: {}\n", w.code, w.count, w.message));
+    }
+    out.push_str(&format!(
+        "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n",
+        p.kernels, p.copies, p.counters, p.devices, p.process_names, p.flows
+    ));
+    out
+}
+
+#[test]
+fn the_result_does_not_depend_on_where_blocks_are_cut() {
+    let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
+    for rel in [
+        "kineto-h100/alexnet_b8.pt.trace.json.gz",
+        "chrome-kineto/hta_a100_triton_example.json.gz",
+        "chrome-kineto/hta_mi250_rocm6.2_minitoy.json.gz",
+        "chrome-tensorflow/tf1_dlprof_mnist_xla_timeline.ctf.json",
+    ] {
+        if let Some(path) = common::sample(rel) {
+            inputs.push((rel.to_string(), std::fs::read(path).unwrap()));
+        }
+    }
+    let k = |name: &str, ts: u32| {
+        format!(
+            r#"{{"ph": "X", "cat": "kernel", "name": "{name}", "pid": 0, "tid": 7, "ts": {ts}, "dur": 2, "args": {{"stream": 7, "correlation": {ts}}}}}"#
+        )
+    };
+    let tricky = [
+        // Strings full of element-like text, escapes and nested containers.
+        format!(
+            "{{\"schemaVersion\": 1, \"deviceProperties\": [{{\"id\": 0, \"name\": \"G,{{\"}}],\n\"traceEvents\": [\n{},\n{{\"ph\": \"X\", \"name\": \"a,{{\\\"b\\\\\\\\\", \"ts\": 3, \"dur\": 1, \"args\": {{\"s\": \",{{,{{\", \"n\": [[{{}}, {{\"x\": \",{{\"}}]]}}}},\n{}\n], \"traceName\": \",{{\", \"baseTimeNanoseconds\": 1700000000000000000}}",
+            k("k1", 1),
+            k("k2", 5)
+        ),
+        // Broken and non-object elements between good ones, lenient tokens, a trailing comma.
+        format!(
+            "[{}, {{\"ph\": \"X\", \"ts\": }}, 7, \"s,{{\", {{\"ph\": \"X\", \"name\": \"n\", \"ts\": NaN}}, {{}}, {},]",
+            k("a", 1),
+            k("b", 9)
+        ),
+        // Cut in the middle of an event after some, object and array forms.
+        format!("{{\"traceEvents\": [{}, {}, {{\"ph\": \"X\", \"name\": \"cut,{{here", k("a", 1), k("b", 2)),
+        format!("[{}, {}, {{\"ph\": \"X\", \"args\": {{\"a\": [", k("a", 1), k("b", 2)),
+        // Garbage after the array, and keys after it cut short.
+        format!("[{}] trailing, {{\"x\": 1}}", k("a", 1)),
+        format!("{{\"traceEvents\": [{}], \"traceName\": \"t\", \"warpscope\": {{\"labels\": [[\"a\",", k("a", 1)),
+        // One element much bigger than the blocks, with cut candidates inside.
+        format!("[{}, {{\"ph\": \"X\", \"name\": \"big\", \"ts\": 4, \"dur\": 1, \"args\": {{\"s\": \"{}\"}}}}, {}]", k("a", 1), ",{ ".repeat(3000), k("b", 2)),
+        // Begin/end pairs and flows split anywhere.
+        r#"[{"ph": "B", "name": "outer", "pid": 1, "tid": 1, "ts": 1, "args": {"x": 1}}, {"ph": "s", "cat": "fwdbwd", "id": 5, "pid": 1, "tid": 1, "ts": 2}, {"ph": "E", "pid": 1, "tid": 1, "ts": 10}, {"ph": "f", "cat": "fwdbwd", "id": 5, "pid": 1, "tid": 2, "ts": 11, "bp": "e"}, {"ph": "X", "name": "y", "pid": 1, "tid": 2, "ts": 11, "dur": 1}]"#.to_string(),
+    ];
+    for (i, t) in tricky.iter().enumerate() {
+        inputs.push((format!("tricky{i}.json"), t.clone().into_bytes()));
+    }
+    for (name, data) in &inputs {
+        let whole = import_blocks(name, data, usize::MAX / 4).map(|p| profile_text(&p));
+        let default = import_blocks(name, data, warpscope_core::import::json::BLOCK_BYTES)
+            .map(|p| profile_text(&p));
+        assert_eq!(whole, default, "{name}: default blocks");
+        let small: &[usize] = if data.len() > 200_000 {
+            &[64, 4096]
+        } else {
+            &[1, 7, 64, 4096]
+        };
+        for &b in small {
+            let got = import_blocks(name, data, b).map(|p| profile_text(&p));
+            assert_eq!(whole, got, "{name}: blocks of {b} bytes");
+        }
+    }
+}
+
+#[test]
+fn extreme_times_are_clamped_or_skipped_with_counted_warnings() {
+    // 2^62 ns in µs, the edge of the times a trace may hold (the years 1824 to 2116).
+    let lim_us = (1i64 << 62) / 1000;
+    let max_us = i64::MAX / 1000;
+    let text = format!(
+        r#"{{"traceEvents": [
+{{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": {lim_us}, "dur": {lim_us}}},
+{{"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": -{lim_us}, "dur": 1e300}},
+{{"ph": "B", "name": "c", "pid": 1, "tid": 2, "ts": -{lim_us}}},
+{{"ph": "E", "pid": 1, "tid": 2, "ts": {lim_us}}},
+{{"ph": "b", "name": "d", "cat": "x", "id": 1, "pid": 1, "ts": -{lim_us}}},
+{{"ph": "e", "name": "d", "cat": "x", "id": 1, "pid": 1, "ts": {lim_us}}},
+{{"ph": "X", "name": "e", "pid": 1, "tid": 1, "ts": 1e300, "dur": 1}},
+{{"ph": "X", "name": "f", "pid": 1, "tid": 1, "ts": -1e300, "dur": 1}},
+{{"ph": "X", "name": "g", "pid": 1, "tid": 1, "ts": 5, "dur": -5}},
+{{"ph": "B", "name": "h", "pid": 1, "tid": 3, "ts": -{lim_us}}},
+{{"ph": "X", "name": "i", "pid": 1, "tid": 3, "ts": {lim_us}, "dur": 0}},
+{{"ph": "X", "name": "j", "pid": 1, "tid": 3, "ts": {max_us}, "dur": 0}},
+{{"ph": "s", "cat": "fwdbwd", "id": 1, "pid": 1, "tid": 1, "ts": -{max_us}}},
+{{"ph": "f", "cat": "fwdbwd", "id": 1, "pid": 1, "tid": 3, "ts": {max_us}}}
+]}}"#
+    );
+    let p = load_text("extreme", &text);
+    assert_warnings(
+        &p,
+        &[
+            ("time_overflow", 2),
+            ("dur_out_of_range", 1),
+            ("ts_out_of_range", 5),
+            ("negative_dur", 1),
+            ("unclosed_begin", 1),
+        ],
+    );
+    for t in &p.tracks {
+        for i in 0..t.events.len() {
+            assert!(t.events.dur_ns[i] >= 0, "{}: negative duration", t.name);
+            assert!(
+                t.events.start_ns[i]
+                    .checked_add(t.events.dur_ns[i])
+                    .is_some()
+            );
+        }
+    }
+    assert_eq!(p.event_count(), 7);
+}
+
+#[test]
+fn many_top_level_keys_and_names_load_with_the_right_lines_and_names() {
+    // 20 000 keys before the events, one per line, the last `traceName` winning, and an
+    // unknown key with a big value that is skipped.
+    let mut text = String::from("{\n");
+    for i in 0..20_000 {
+        text.push_str(&format!("\"k{i}\": {i},\n"));
+    }
+    text.push_str("\"traceName\": \"first\",\n\"traceName\": \"last\",\n");
+    text.push_str(&format!(
+        "\"junk\": [{}],\n",
+        "{\"a\": [1, 2]},".repeat(50_000)
+    ));
+    let events: Vec<String> = (0..3000)
+        .map(|i| format!(r#"{{"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {{"name": "t{}"}}}}"#, i % 1000))
+        .chain((0..3000).map(|i| format!(r#"{{"ph": "M", "name": "process_name", "pid": {i}, "args": {{"name": "p{i}"}}}}"#)))
+        .chain([r#"{"ph": "X", "name": "x", "pid": 1, "tid": 1, "ts": 1, "dur": 1}"#.to_string()])
+        .collect();
+    text.push_str(&format!("\"traceEvents\": [{}]}}", events.join(",")));
+    let p = load_text("many_keys", &text);
+    assert_warnings(&p, &[]);
+    let details: Vec<_> = p
+        .source
+        .details
+        .iter()
+        .filter(|(k, _)| k == "traceName")
+        .collect();
+    assert_eq!(
+        details,
+        vec![&("traceName".to_string(), "last".to_string())]
+    );
+    assert_eq!(p.process_names.len(), 3000);
+    assert_eq!(
+        thread(&p, "1", "1").name,
+        "t0 / t1 / t2 / t3 / t4 / t5 / t6 / t7 (+992 more names)"
+    );
+    // A syntax error after the keys names its line.
+    let bad = format!(
+        "{{\n{}\"x\" 1, \"traceEvents\": []}}",
+        "\"k\": 1,\n".repeat(20_000)
+    );
+    let dir = fixture_dir("many_keys_bad");
+    let e = error_of(&write(&dir, "bad.json", bad.as_bytes()));
+    assert!(e.contains("line 20002"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn thousands_of_unknown_categories_share_one_warning_after_the_first() {
+    let events: Vec<String> = (0..40)
+        .map(|i| format!(r#"{{"ph": "X", "cat": "c{i:02}", "name": "a", "ts": {i}, "dur": 1}}"#))
+        .collect();
+    let p = load_text(
+        "cats",
+        &format!(
+            "{{\"schemaVersion\": 1, \"traceEvents\": [{}]}}",
+            events.join(",")
+        ),
+    );
+    let mut want: Vec<(String, u64)> = (0..32)
+        .map(|i| (format!("unknown_category:c{i:02}"), 1))
+        .collect();
+    want.push(("unknown_categories_more".to_string(), 8));
+    let want: Vec<(&str, u64)> = want.iter().map(|(c, n)| (c.as_str(), *n)).collect();
+    assert_warnings(&p, &want);
+}
+
+#[test]
+fn an_event_bigger_than_64_mib_is_skipped_and_counted_however_it_is_cut() {
+    let small = |name: &str, ts: u32| {
+        format!(r#"{{"ph": "X", "name": "{name}", "pid": 1, "tid": 1, "ts": {ts}, "dur": 1}}"#)
+    };
+    let big = format!(
+        r#"{{"ph": "X", "name": "big", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {{"s": "{}"}}}}"#,
+        "x,{ ".repeat(17 << 20)
+    );
+    let text = format!("[{}, {big}, {}]", small("a", 1), small("b", 3));
+    for block in [warpscope_core::import::json::BLOCK_BYTES, usize::MAX / 4] {
+        let p = import_blocks("big.json", text.as_bytes(), block).unwrap();
+        assert_warnings(&p, &[("oversized_event", 1)]);
+        assert_eq!(p.event_count(), 2, "blocks of {block}");
+    }
 }

@@ -2,8 +2,10 @@
 //!
 //! Two parts:
 //! - [`split_stream`] runs on a reader thread: it walks the top level of a Chrome trace
-//!   (object or bare array form) up to the event array, hands every top-level value before it
-//!   over whole, then cuts the rest of the input into blocks of about [`BLOCK_BYTES`] at
+//!   (object or bare array form) up to the event array, hands every wanted top-level value
+//!   before it over whole (the others are scanned and dropped as they are read; line numbers
+//!   are counted forward once, so many keys cost linear time), then cuts the rest of the input
+//!   into blocks of about [`BLOCK_BYTES`] (or [`SplitOptions::block_bytes`]) at
 //!   *candidate* element boundaries (a `{` whose previous non-blank byte is a `,`), without
 //!   scanning every byte. A cut can be wrong (inside a string or a nested object); the consumer
 //!   detects that because the block before a wrong cut always ends inside an element, and
@@ -34,6 +36,11 @@ pub enum Chunk<T> {
         /// The value's JSON text.
         value: Vec<u8>,
     },
+    /// The event array starts: the blocks of [`Chunk::Events`] follow.
+    EventsStart {
+        /// True for the bare-array form (nothing but blanks may follow the array).
+        array_form: bool,
+    },
     /// A block of input from inside the event array (the last blocks also hold whatever follows
     /// the array). It starts at a candidate element boundary.
     Events {
@@ -63,6 +70,28 @@ pub struct StreamEnd {
     pub compressed_stream_cut: bool,
     /// Decompressed bytes read.
     pub bytes: u64,
+    /// Line (1-based) at which the input ended.
+    pub end_line: u64,
+}
+
+/// How [`split_stream_with`] cuts and what it hands over.
+#[derive(Clone, Copy)]
+pub struct SplitOptions {
+    /// Size of the blocks of events (the default is [`BLOCK_BYTES`]; tests and fuzzers use
+    /// tiny blocks to put block boundaries inside events).
+    pub block_bytes: usize,
+    /// Which top-level keys before the event array are wanted: the values of the others are
+    /// scanned and dropped as they are read, never held whole.
+    pub keep_key: fn(&str) -> bool,
+}
+
+impl Default for SplitOptions {
+    fn default() -> Self {
+        Self {
+            block_bytes: BLOCK_BYTES,
+            keep_key: |_| true,
+        }
+    }
 }
 
 /// A failure of the reader thread.
@@ -86,10 +115,13 @@ struct Input<R> {
     eof: bool,
     /// Bytes dropped from the front of `buf` so far.
     dropped: u64,
-    /// Newlines in the dropped bytes.
-    dropped_lines: u64,
+    /// A place in `buf` and its line: line numbers are counted forward from it, so that asking
+    /// for the line of each of many top-level keys stays linear.
+    line_mark: (usize, u64),
     /// True if the compressed stream ended early.
     cut_short: bool,
+    /// Least number of bytes one read asks for.
+    read_bytes: usize,
 }
 
 impl<R: Read> Input<R> {
@@ -101,12 +133,13 @@ impl<R: Read> Input<R> {
         }
         let shift = keep_from;
         if shift > 0 {
-            self.dropped_lines += memchr::memchr_iter(b'\n', &self.buf[..shift]).count() as u64;
+            let line = self.line_at(shift);
+            self.line_mark = (0, line);
             self.dropped += shift as u64;
             self.buf.drain(..shift);
             self.pos -= shift;
         }
-        let want = (BLOCK_BYTES * 2).max(self.buf.len()) as u64;
+        let want = self.read_bytes.max(self.buf.len()) as u64;
         let old_len = self.buf.len();
         loop {
             match (&mut self.reader).take(want).read_to_end(&mut self.buf) {
@@ -130,9 +163,21 @@ impl<R: Read> Input<R> {
         }
     }
 
-    fn line_at(&self, pos: usize) -> u64 {
-        1 + self.dropped_lines
-            + memchr::memchr_iter(b'\n', &self.buf[..pos.min(self.buf.len())]).count() as u64
+    /// The line of `buf[pos]`. Counts from the last place asked about when `pos` is at or
+    /// after it (the usual case), so a walk through the buffer costs one pass in all.
+    fn line_at(&mut self, pos: usize) -> u64 {
+        let pos = pos.min(self.buf.len());
+        let (from, line) = if pos >= self.line_mark.0 {
+            self.line_mark
+        } else {
+            (
+                0,
+                self.line_mark.1 - count_newlines(&self.buf[..self.line_mark.0]),
+            )
+        };
+        let line = line + count_newlines(&self.buf[from..pos]);
+        self.line_mark = (pos, line);
+        line
     }
 
     /// Skips whitespace (and a UTF-8 BOM) and returns the next byte without consuming it.
@@ -150,6 +195,26 @@ impl<R: Read> Input<R> {
             *keep_from -= shift;
             if !more {
                 return Ok(None);
+            }
+        }
+    }
+
+    /// Scans one complete JSON value starting at `pos` without keeping it: the bytes scanned are
+    /// dropped as more are read. Returns false if the input ended inside it.
+    fn skip_value(&mut self) -> io::Result<bool> {
+        let mut scanner = ValueScanner::default();
+        let mut at = self.pos;
+        loop {
+            if let Some(end) = scanner.feed(&self.buf, at) {
+                self.pos = end;
+                return Ok(true);
+            }
+            let keep = self.buf.len();
+            self.pos = keep;
+            let (shift, more) = self.fill(keep)?;
+            at = keep - shift;
+            if !more {
+                return Ok(false);
             }
         }
     }
@@ -272,19 +337,32 @@ impl ValueScanner {
 pub fn split_stream<R: Read, T>(
     reader: R,
     tx: &SyncSender<Chunk<T>>,
-    mut tokenize: impl FnMut(&[u8]) -> T,
+    tokenize: impl FnMut(&[u8]) -> T,
 ) {
+    split_stream_with(reader, tx, tokenize, SplitOptions::default());
+}
+
+/// [`split_stream`] with the block size and the wanted top-level keys given.
+pub fn split_stream_with<R: Read, T>(
+    reader: R,
+    tx: &SyncSender<Chunk<T>>,
+    mut tokenize: impl FnMut(&[u8]) -> T,
+    options: SplitOptions,
+) {
+    let block_bytes = options.block_bytes.max(1);
     let mut input = Input {
         reader,
-        buf: Vec::with_capacity(BLOCK_BYTES * 3),
+        buf: Vec::with_capacity(block_bytes.saturating_mul(3).min(BLOCK_BYTES * 3)),
         pos: 0,
         eof: false,
         dropped: 0,
-        dropped_lines: 0,
+        line_mark: (0, 1),
         cut_short: false,
+        read_bytes: block_bytes.saturating_mul(2),
     };
-    let chunk = match split_top(&mut input, tx, &mut tokenize) {
+    let chunk = match split_top(&mut input, tx, &mut tokenize, options.keep_key, block_bytes) {
         Ok(Some(mut end)) => {
+            end.end_line = input.line_at(input.buf.len());
             end.bytes = input.dropped + input.buf.len() as u64;
             end.compressed_stream_cut = input.cut_short;
             Chunk::End(end)
@@ -300,6 +378,8 @@ fn split_top<R: Read, T>(
     input: &mut Input<R>,
     tx: &SyncSender<Chunk<T>>,
     tokenize: &mut impl FnMut(&[u8]) -> T,
+    keep_key: fn(&str) -> bool,
+    block_bytes: usize,
 ) -> Result<Option<StreamEnd>, SplitError> {
     let mut keep = 0usize;
     let first = input.peek_nonws(&mut keep).map_err(SplitError::Io)?;
@@ -309,7 +389,10 @@ fn split_top<R: Read, T>(
             end.array_form = true;
             end.found_events = true;
             input.pos += 1;
-            let alive = stream_events(input, tx, tokenize).map_err(SplitError::Io)?;
+            if tx.send(Chunk::EventsStart { array_form: true }).is_err() {
+                return Ok(None);
+            }
+            let alive = stream_events(input, tx, tokenize, block_bytes).map_err(SplitError::Io)?;
             Ok(alive.then_some(end))
         }
         Some(b'{') => {
@@ -355,13 +438,29 @@ fn split_top<R: Read, T>(
                         if key == "traceEvents" && v == Some(b'[') {
                             end.found_events = true;
                             input.pos += 1;
-                            let alive =
-                                stream_events(input, tx, tokenize).map_err(SplitError::Io)?;
+                            if tx.send(Chunk::EventsStart { array_form: false }).is_err() {
+                                return Ok(None);
+                            }
+                            let alive = stream_events(input, tx, tokenize, block_bytes)
+                                .map_err(SplitError::Io)?;
                             return Ok(alive.then_some(end));
                         }
                         if v.is_none() {
                             end.truncated_before_events = true;
                             return Ok(Some(end));
+                        }
+                        if matches!(v, Some(b',' | b'}' | b']')) {
+                            return Err(SplitError::Syntax {
+                                line: input.line_at(input.pos),
+                                detail: format!("missing value for key {key:?}"),
+                            });
+                        }
+                        if !keep_key(&key) {
+                            if !input.skip_value().map_err(SplitError::Io)? {
+                                end.truncated_before_events = true;
+                                return Ok(Some(end));
+                            }
+                            continue;
                         }
                         keep = input.pos;
                         let start_line = input.line_at(input.pos);
@@ -406,6 +505,10 @@ fn split_top<R: Read, T>(
     }
 }
 
+fn count_newlines(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
 /// Finds a candidate element boundary at or after `from`: a `{` whose previous non-blank byte
 /// is a `,`. Returns the offset of the `{`.
 fn find_cut(buf: &[u8], from: usize) -> Option<usize> {
@@ -427,10 +530,11 @@ fn stream_events<R: Read, T>(
     input: &mut Input<R>,
     tx: &SyncSender<Chunk<T>>,
     tokenize: &mut impl FnMut(&[u8]) -> T,
+    block_bytes: usize,
 ) -> io::Result<bool> {
     let mut block_start = input.pos;
     let mut line = input.line_at(block_start);
-    let mut search_from = block_start + BLOCK_BYTES;
+    let mut search_from = block_start + block_bytes;
     loop {
         let cut = if input.buf.len() > search_from {
             find_cut(&input.buf, search_from)
@@ -484,7 +588,7 @@ fn stream_events<R: Read, T>(
         }
         block_start = end;
         input.pos = end;
-        search_from = end + BLOCK_BYTES;
+        search_from = end + block_bytes;
     }
 }
 
@@ -891,6 +995,7 @@ mod tests {
                 Chunk::TopLevel { key, value } => top.push((key, value)),
                 Chunk::Events { bytes, .. } => events.extend_from_slice(&bytes),
                 Chunk::End(e) => end = Some(e),
+                Chunk::EventsStart { .. } => {}
                 Chunk::Error(e) => panic!("{e:?}"),
             }
         }

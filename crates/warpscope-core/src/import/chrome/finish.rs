@@ -1,0 +1,572 @@
+//! After the last event: flows matched, TensorFlow layout, track names, devices, warnings.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// Unknown categories warned about one by one; the rest share one warning.
+const MAX_CATEGORY_WARNINGS: usize = 32;
+
+use super::metadata::Carried;
+use super::{ChromeState, FlowPoint, RawFlow};
+use crate::builder::{PendingFlow, TrackId};
+use crate::import::ImportError;
+use crate::model::{
+    CopyInfo, CopyKind, Device, EventKind, FlowKind, GpuLane, NO_DETAIL, Profile, TraceId, TrackKey,
+};
+use crate::strings::StrId;
+
+impl ChromeState {
+    /// Chains the flow points of each (category, id) in file order: `s` starts an arrow, `t`
+    /// continues it, `f` ends it. An end read before any start waits for the next start (the
+    /// format does not require events in order). Ends that never get a start are normal
+    /// (Kineto writes them for calls that launch nothing) and are dropped.
+    pub(super) fn match_flow_points(&mut self) {
+        let mut keys: Vec<_> = self.flow_points.keys().copied().collect();
+        keys.sort_unstable();
+        for key in keys {
+            let Some(points) = self.flow_points.remove(&key) else {
+                continue;
+            };
+            let mut from: Option<(TraceId, TraceId, i64)> = None;
+            let mut waiting: Option<FlowPoint> = None;
+            for p in points {
+                match (p.ph, from) {
+                    (b's', _) => match waiting.take() {
+                        Some(end) => self.raw_flows.push(RawFlow {
+                            from: p.at,
+                            to: end.at,
+                            to_enclosing: end.enclosing,
+                            kind: end.kind,
+                        }),
+                        None => from = Some(p.at),
+                    },
+                    (_, Some(start)) => {
+                        self.raw_flows.push(RawFlow {
+                            from: start,
+                            to: p.at,
+                            to_enclosing: p.enclosing,
+                            kind: p.kind,
+                        });
+                        from = (p.ph == b't').then_some(p.at);
+                    }
+                    (b'f', None) => waiting = Some(p),
+                    _ => {}
+                }
+            }
+        }
+        // v2 flows bind to the very events that carry them.
+        let mut points = std::mem::take(&mut self.bind_points);
+        points.sort_by_key(|p| (p.0, p.4, !p.1));
+        let mut open: Option<(u64, TrackId, u32)> = None;
+        for (id, is_out, track, index, _) in points {
+            if is_out {
+                open = Some((id, track, index));
+            } else if let Some((oid, otrack, oindex)) = open
+                && oid == id
+            {
+                self.b
+                    .push_exact_flow((otrack, oindex), (track, index), FlowKind::Other);
+            }
+        }
+    }
+
+    pub(super) fn finish(mut self) -> Result<Profile, ImportError> {
+        if self.events_read == 0 && self.b.event_count() == 0 && self.b.counters.is_empty() {
+            self.b.warn("no_events", 1, "the trace contains no events");
+        }
+        // Close begins that never ended at the end of the trace.
+        let trace_end = self
+            .b
+            .tracks()
+            .iter()
+            .flat_map(|t| (0..t.events.len()).map(move |i| t.events.end_ns(i)))
+            .max();
+        let mut unclosed = 0u64;
+        let mut opens: Vec<_> = std::mem::take(&mut self.open_begins).into_iter().collect();
+        opens.sort_by_key(|(k, _)| *k);
+        for ((pid, tid), stack) in opens {
+            for open in stack {
+                unclosed += 1;
+                let end = trace_end.unwrap_or(open.ts_ns).max(open.ts_ns);
+                let name = self.b.strings.get(open.name).to_string();
+                let dur_ns = self.span(open.ts_ns, end);
+                self.slice(
+                    open.class,
+                    pid,
+                    tid,
+                    open.ts_ns,
+                    dur_ns,
+                    &name,
+                    open.args.as_deref(),
+                );
+            }
+        }
+        if unclosed > 0 {
+            self.b.warn(
+                "unclosed_begin",
+                unclosed,
+                "begin (`B`) events without an end were extended to the end of the trace",
+            );
+        }
+        let unclosed_async: u64 = self.open_async.values().map(|v| v.len() as u64).sum();
+        if unclosed_async > 0 {
+            self.b.warn(
+                "unclosed_async",
+                unclosed_async,
+                "async begin (`b`) events without an end were skipped",
+            );
+        }
+        self.match_flow_points();
+        self.apply_tensorflow_layout();
+        self.name_tracks();
+        self.bind_flows();
+        self.fill_devices();
+        self.report_counts();
+        self.describe_tool();
+        let carried = self.carried.take();
+        if let Some(c) = &carried {
+            self.apply_carried(c);
+        }
+        // Time base: Kineto 2024+ writes times relative to baseTimeNanoseconds; older traces use
+        // Unix-epoch microseconds.
+        self.b.unix_offset_ns = match self.base_time_ns {
+            Some(base) => Some(base),
+            None => {
+                let earliest = self
+                    .b
+                    .tracks()
+                    .iter()
+                    .filter_map(|t| t.events.start_ns.iter().min().copied())
+                    .min();
+                earliest.filter(|&t| t > 946_684_800_000_000_000).map(|_| 0)
+            }
+        };
+        let mut profile = self.b.finish();
+        if let Some(c) = carried {
+            if let Some(origin) = c.origin {
+                profile.origin = origin;
+            }
+            // The original import's warnings come first, as they were; one the re-import raised
+            // again under the same code is not counted twice.
+            let own = std::mem::replace(&mut profile.warnings, c.warnings);
+            let carried: FxHashSet<String> =
+                profile.warnings.iter().map(|w| w.code.clone()).collect();
+            profile
+                .warnings
+                .extend(own.into_iter().filter(|w| !carried.contains(&w.code)));
+        }
+        Ok(profile)
+    }
+
+    /// Restores what a trace written by warpscope says about the profile it came from.
+    pub(super) fn apply_carried(&mut self, c: &Carried) {
+        let source = &mut self.b.source;
+        if let Some(tool) = &c.tool {
+            source.tool.clone_from(tool);
+        }
+        source.tool_version.clone_from(&c.tool_version);
+        source.schema_version.clone_from(&c.schema_version);
+        source.details.clone_from(&c.details);
+        for (key, value) in [("original path", &c.path), ("original format", &c.format)] {
+            if let Some(v) = value
+                && !source.details.iter().any(|(k, _)| k == key)
+            {
+                source.details.push((key.to_string(), v.clone()));
+            }
+        }
+        self.b.labels.clone_from(&c.labels);
+        for (key, name, sort_index) in &c.tracks {
+            if let Some(id) = self.b.find_track(key) {
+                let t = self.b.track_mut(id);
+                t.name.clone_from(name);
+                t.sort_index = *sort_index;
+            }
+        }
+        if c.origin.is_some() {
+            // Event times are relative to the carried origin.
+            self.b.origin_raw_ns = Some(0);
+        }
+    }
+
+    /// TensorFlow 1.x timelines put every device event twice: on its `/stream:N` pid and on
+    /// `stream:all` (kernels) or `memcpy` (copies). Keep the per-stream copies as GPU tracks,
+    /// classify them by their twin, and drop the twins.
+    pub(super) fn apply_tensorflow_layout(&mut self) {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Role {
+            Stream(u32, u64),
+            All(u32),
+            Memcpy(u32),
+        }
+        let mut roles: FxHashMap<TraceId, Role> = FxHashMap::default();
+        for (pid, name) in &self.b.process_names {
+            let Some(rest) = name.split("/device:GPU:").nth(1) else {
+                continue;
+            };
+            let Some(rest) = rest.strip_suffix(" Compute") else {
+                continue;
+            };
+            let mut parts = rest.splitn(2, '/');
+            let Some(device) = parts.next().and_then(|d| d.parse::<u32>().ok()) else {
+                continue;
+            };
+            match parts.next() {
+                Some("stream:all") => {
+                    roles.insert(*pid, Role::All(device));
+                }
+                Some("memcpy") => {
+                    roles.insert(*pid, Role::Memcpy(device));
+                }
+                Some(s) => {
+                    if let Some(stream) = s
+                        .strip_prefix("stream:")
+                        .and_then(|n| n.parse::<u64>().ok())
+                    {
+                        roles.insert(*pid, Role::Stream(device, stream));
+                    }
+                }
+                None => {}
+            }
+        }
+        if !roles.values().any(|r| matches!(r, Role::Stream(..))) {
+            if self
+                .b
+                .process_names
+                .iter()
+                .any(|(_, n)| n.contains("/device:GPU:"))
+            {
+                self.b.source.tool = "TensorFlow 1.x timeline".to_string();
+                self.b.warn(
+                    "tf_no_streams",
+                    1,
+                    "this TensorFlow timeline has no per-stream GPU lanes (recorded without device \
+                     tracing); GPU ops appear only as launches on the device's op track",
+                );
+            }
+            return;
+        }
+        self.b.source.tool = "TensorFlow 1.x timeline".to_string();
+        // Events on the twin pids, by (device, start, duration, name).
+        let mut twins: FxHashMap<(u32, i64, i64, StrId), EventKind> = FxHashMap::default();
+        for t in self.b.tracks() {
+            let TrackKey::Thread { pid, .. } = t.key else {
+                continue;
+            };
+            let (device, kind) = match roles.get(&pid) {
+                Some(Role::All(d)) => (*d, EventKind::Kernel),
+                Some(Role::Memcpy(d)) => (*d, EventKind::Memcpy),
+                _ => continue,
+            };
+            let ev = &t.events;
+            for i in 0..ev.len() {
+                twins.insert((device, ev.start_ns[i], ev.dur_ns[i], ev.name[i]), kind);
+            }
+        }
+        let mut unmatched = 0u64;
+        let stream_tracks: Vec<(TrackId, u32, u64)> = self
+            .b
+            .tracks()
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| match t.key {
+                TrackKey::Thread { pid, .. } => match roles.get(&pid) {
+                    Some(Role::Stream(d, s)) => {
+                        Some((TrackId(u32::try_from(i).unwrap_or(0)), *d, *s))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
+        for &(track_id, device, _) in &stream_tracks {
+            let n = self.b.tracks()[track_id.0 as usize].events.len();
+            for i in 0..n {
+                let (start, dur, name, kind) = {
+                    let ev = &self.b.tracks()[track_id.0 as usize].events;
+                    (ev.start_ns[i], ev.dur_ns[i], ev.name[i], ev.kind[i])
+                };
+                if kind == EventKind::Instant {
+                    continue;
+                }
+                let twin = twins.get(&(device, start, dur, name)).copied();
+                let new_kind = twin.unwrap_or_else(|| {
+                    unmatched += 1;
+                    EventKind::Kernel
+                });
+                let detail = if new_kind == EventKind::Memcpy {
+                    let text = self.b.strings.get(name);
+                    let kind = text
+                        .strip_prefix("MEMCPY")
+                        .and_then(CopyKind::from_short)
+                        .unwrap_or(CopyKind::Unknown);
+                    self.b.copies.push(CopyInfo {
+                        kind,
+                        bytes: None,
+                        src_kind: None,
+                        dst_kind: None,
+                        correlation: None,
+                        external_id: None,
+                    });
+                    u32::try_from(self.b.copies.len() - 1).unwrap_or(NO_DETAIL)
+                } else {
+                    NO_DETAIL
+                };
+                let ev = &mut self.b.track_mut(track_id).events;
+                ev.kind[i] = new_kind;
+                ev.detail[i] = detail;
+            }
+        }
+        if unmatched > 0 {
+            self.b.warn(
+                "tf_unmatched",
+                unmatched,
+                "TensorFlow stream events without a twin on stream:all or memcpy were counted as kernels",
+            );
+        }
+        for &(track_id, device, stream) in &stream_tracks {
+            self.b.rekey_track(
+                track_id,
+                TrackKey::Gpu {
+                    device,
+                    context: 0,
+                    stream,
+                    lane: GpuLane::Work,
+                },
+            );
+        }
+        // Drop the twins, and tracks emptied by merging several tids of one stream pid.
+        self.b.remove_tracks(|t| match t.key {
+            TrackKey::Thread { pid, .. } => {
+                t.events.is_empty()
+                    || matches!(roles.get(&pid), Some(Role::All(_) | Role::Memcpy(_)))
+            }
+            _ => t.events.is_empty(),
+        });
+        self.thread_tracks.clear();
+        self.last_track = None;
+    }
+
+    pub(super) fn name_tracks(&mut self) {
+        let n = self.b.tracks().len();
+        for i in 0..n {
+            let key = self.b.tracks()[i].key;
+            let (name, sort) = match key {
+                TrackKey::Gpu { stream, lane, .. } => {
+                    let base = format!("stream {stream}");
+                    let name = match lane {
+                        GpuLane::Work => base,
+                        GpuLane::Annotations => format!("{base} annotations"),
+                        GpuLane::UnifiedMemory => "unified memory".to_string(),
+                    };
+                    (name, None)
+                }
+                TrackKey::Thread { pid, tid } => {
+                    let name = match self.thread_names.get(&(pid, tid)) {
+                        Some(names) if !names.list.is_empty() => names.joined(),
+                        _ => format!("thread {}", self.id_text(tid)),
+                    };
+                    (name, self.thread_sort.get(&(pid, tid)).copied())
+                }
+                TrackKey::Async { name, .. } => (self.b.strings.get(name).to_string(), None),
+            };
+            let t = self.b.track_mut(TrackId(u32::try_from(i).unwrap_or(0)));
+            t.name = name;
+            t.sort_index = sort;
+        }
+        for (pid, labels) in std::mem::take(&mut self.process_labels) {
+            self.set_process_name(pid, labels, false);
+        }
+    }
+
+    pub(super) fn id_text(&self, id: TraceId) -> String {
+        match id {
+            TraceId::Int(v) => v.to_string(),
+            TraceId::Name(s) => self.b.strings.get(s).to_string(),
+        }
+    }
+
+    pub(super) fn bind_flows(&mut self) {
+        let has_correlations =
+            !self.b.kernels.is_empty() && self.b.kernels.iter().any(|k| k.correlation.is_some());
+        let mut thread_tracks = std::mem::take(&mut self.thread_tracks);
+        if thread_tracks.is_empty() {
+            for (i, t) in self.b.tracks().iter().enumerate() {
+                if let TrackKey::Thread { pid, tid } = t.key {
+                    thread_tracks.insert((pid, tid), TrackId(u32::try_from(i).unwrap_or(0)));
+                }
+            }
+        }
+        for f in std::mem::take(&mut self.raw_flows) {
+            if f.kind == FlowKind::Launch && has_correlations {
+                // Correlation ids already link every launch; the arrows would duplicate them.
+                continue;
+            }
+            let (Some(&from_track), Some(&to_track)) = (
+                thread_tracks.get(&(f.from.0, f.from.1)),
+                thread_tracks.get(&(f.to.0, f.to.1)),
+            ) else {
+                continue;
+            };
+            self.b.pending_flows.push(PendingFlow {
+                from_track,
+                from_ns: f.from.2,
+                to_track,
+                to_ns: f.to.2,
+                to_enclosing: f.to_enclosing,
+                kind: f.kind,
+            });
+        }
+    }
+
+    pub(super) fn fill_devices(&mut self) {
+        let mut used: Vec<u32> = self
+            .b
+            .tracks()
+            .iter()
+            .filter_map(|t| match t.key {
+                TrackKey::Gpu { device, .. } => Some(device),
+                _ => None,
+            })
+            .collect();
+        used.sort_unstable();
+        used.dedup();
+        let known: FxHashSet<u32> = self.b.devices.iter().map(|d| d.id).collect();
+        for id in used {
+            if known.contains(&id) {
+                continue;
+            }
+            let label = self
+                .process_label_of_device(id)
+                .unwrap_or_else(|| format!("GPU {id}"));
+            self.b.devices.push(Device {
+                id,
+                name: label,
+                ..Device::default()
+            });
+        }
+    }
+
+    pub(super) fn process_label_of_device(&self, id: u32) -> Option<String> {
+        let pid = TraceId::Int(i64::from(id));
+        let &i = self.process_index.get(&pid)?;
+        let (_, name) = self.b.process_names.get(i)?;
+        name.starts_with("GPU").then(|| name.clone())
+    }
+
+    pub(super) fn report_counts(&mut self) {
+        if self.stream.oversized > 0 {
+            self.b.warn(
+                "oversized_event",
+                self.stream.oversized,
+                "events of more than 64 MiB were skipped",
+            );
+        }
+        if self.stream.non_objects > 0 {
+            self.b.warn(
+                "non_object_event",
+                self.stream.non_objects,
+                "elements of traceEvents that are not objects were skipped",
+            );
+        }
+        if let Some((line, detail)) = self.stream.first_bad_syntax {
+            self.b.warn(
+                "bad_event_syntax",
+                self.stream.bad_syntax,
+                format!("events with broken JSON were skipped (first at line {line}: {detail})"),
+            );
+        }
+        if self.lenient_tokens > 0 {
+            self.b.warn(
+                "lenient_tokens",
+                self.lenient_tokens,
+                "invalid JSON tokens (N/A, NaN, Infinity) were read as null",
+            );
+        }
+        if self.control_strings > 0 {
+            self.b.warn(
+                "control_characters",
+                self.control_strings,
+                "strings with raw control characters (invalid JSON) were kept as they are",
+            );
+        }
+        if self.repaired_strings > 0 {
+            self.b.warn(
+                "invalid_utf8",
+                self.repaired_strings,
+                "strings with invalid UTF-8 were repaired (bad bytes shown as �)",
+            );
+        }
+        let is_kineto = self.is_kineto;
+        let mut unknown: Vec<_> = std::mem::take(&mut self.unknown_categories)
+            .into_iter()
+            .collect();
+        unknown.sort();
+        if is_kineto {
+            // One warning per category, for the first few: a file with thousands of made-up
+            // categories gets one more warning that counts the rest.
+            let more = unknown.len().saturating_sub(MAX_CATEGORY_WARNINGS);
+            let rest: u64 = unknown[MAX_CATEGORY_WARNINGS.min(unknown.len())..]
+                .iter()
+                .map(|(_, n)| n)
+                .sum();
+            for (cat, n) in unknown.into_iter().take(MAX_CATEGORY_WARNINGS) {
+                self.b.warn(
+                    &format!("unknown_category:{cat}"),
+                    n,
+                    format!("events of unknown category {cat:?} are shown as plain slices"),
+                );
+            }
+            self.b.warn(
+                "unknown_categories_more",
+                rest,
+                format!("events of {more} more unknown categories are shown as plain slices"),
+            );
+        }
+        let mut ignored: Vec<_> = std::mem::take(&mut self.ignored_phases)
+            .into_iter()
+            .collect();
+        ignored.sort_unstable();
+        for (ph, n) in ignored {
+            let what = match ph {
+                b'N' | b'O' | b'D' => "object events",
+                b'P' => "sample events",
+                b'S' | b'T' | b'p' | b'F' => "legacy async events",
+                b'c' | b'(' | b')' | b'V' | b'v' => "clock-sync, context and memory-dump events",
+                _ => "events of an unknown phase",
+            };
+            self.b.warn(
+                &format!("ignored_phase:{}", char::from(ph)),
+                n,
+                format!("{what} (ph {:?}) are not shown", char::from(ph)),
+            );
+        }
+    }
+
+    pub(super) fn describe_tool(&mut self) {
+        if self.is_kineto {
+            self.b.source.tool = "PyTorch profiler (Kineto)".to_string();
+            let detail = |k: &str| {
+                self.b
+                    .source
+                    .details
+                    .iter()
+                    .find(|(key, _)| key == k)
+                    .map(|(_, v)| v.clone())
+            };
+            let mut parts = Vec::new();
+            if let Some(v) = detail("cuda_runtime_version") {
+                parts.push(format!("CUDA runtime {v}"));
+            }
+            if let Some(v) = detail("cupti_version") {
+                parts.push(format!("CUPTI {v}"));
+            }
+            if !parts.is_empty() {
+                self.b.source.tool_version = Some(parts.join(", "));
+            }
+        } else if self.b.source.tool == "Chrome trace" {
+            let has_gpu = self.b.tracks().iter().any(|t| t.key.is_gpu());
+            if has_gpu {
+                self.b.source.tool = "Chrome trace (GPU events)".to_string();
+            }
+        }
+    }
+}

@@ -1,0 +1,320 @@
+//! Chrome Trace Event Format import: PyTorch profiler (Kineto, 2021 to now), TensorFlow 1.x
+//! timelines and any other Trace Event Format file.
+//!
+//! The file is read on a second thread (decompressing gzip there) and cut into blocks of whole
+//! events; this thread parses each event straight into the track columns. See
+//! `shared/docs/formats.md` sections 6–8 and 10 for the variants handled here.
+//!
+//! - `mod.rs`: the driver ([`import`]) and the importer's state;
+//! - `stream.rs`: blocks of the event array, what follows it, how the input ended;
+//! - `tokenize.rs`: elements into raw events (here, or speculatively on the reader thread);
+//! - `classify.rs`: categories, lanes and the GPU arguments kept;
+//! - `events.rs`: one event into the builder;
+//! - `metadata.rs`: top-level keys and the `"warpscope"` object warpscope's exporter writes;
+//! - `finish.rs`: flows, TensorFlow layout, track names, devices and warnings at the end.
+
+mod classify;
+mod events;
+mod finish;
+mod metadata;
+mod stream;
+mod tokenize;
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::mpsc::sync_channel;
+use std::time::Instant;
+
+use rustc_hash::FxHashMap;
+
+use super::json::{self, Chunk};
+use super::{ImportError, ImportTimings, Input, Progress};
+use crate::builder::{ProfileBuilder, TrackId};
+use crate::model::{FlowKind, Format, Profile, TraceId, TrackKey};
+use crate::strings::StrId;
+
+use classify::Class;
+#[cfg(test)]
+pub(crate) use classify::category_kind;
+pub(crate) use classify::{LANE_ARG, gpu_lane, lane_text};
+use metadata::Carried;
+use tokenize::{PreBlock, pre_tokenize};
+
+/// Imports a Chrome trace JSON file (plain or gzip).
+pub fn import(
+    input: Input<'_>,
+    progress: &Progress,
+) -> Result<(Profile, ImportTimings), ImportError> {
+    import_with_block_bytes(input, progress, json::BLOCK_BYTES)
+}
+
+/// [`import`] with the event array cut into blocks of about `block_bytes` (at least 1) instead
+/// of [`json::BLOCK_BYTES`]: for tests and fuzzers, which put block boundaries inside events
+/// with tiny blocks. The result does not depend on the block size.
+#[doc(hidden)]
+pub fn import_with_block_bytes(
+    input: Input<'_>,
+    progress: &Progress,
+    block_bytes: usize,
+) -> Result<(Profile, ImportTimings), ImportError> {
+    let started = Instant::now();
+    let path = input.path();
+    let (reader, compressed, file_bytes) = input.open()?;
+    progress.set_total(file_bytes);
+    let counting = CountingReader {
+        inner: reader,
+        progress,
+        read: 0,
+        compressed,
+    };
+    let mut state = ChromeState::new(path);
+    state.b.source.compressed = compressed;
+    state.b.source.file_bytes = file_bytes;
+
+    let (tx, rx) = sync_channel::<Chunk<PreBlock>>(2);
+    let mut parse_time = std::time::Duration::ZERO;
+    let mut read_time = std::time::Duration::ZERO;
+    let outcome = std::thread::scope(|scope| {
+        let reader_thread = scope.spawn(move || {
+            let t = Instant::now();
+            let options = json::SplitOptions {
+                block_bytes,
+                keep_key: metadata::is_read_top_level_key,
+            };
+            json::split_stream_with(counting, &tx, pre_tokenize, options);
+            t.elapsed()
+        });
+        let mut result = Ok(());
+        for chunk in &rx {
+            if progress.is_cancelled() {
+                result = Err(ImportError::Cancelled {
+                    path: path.to_path_buf(),
+                });
+                break;
+            }
+            let t = Instant::now();
+            let step = state.chunk(chunk);
+            parse_time += t.elapsed();
+            if let Err(e) = step {
+                result = Err(e);
+                break;
+            }
+        }
+        // Unblock the reader if we stopped early, then wait for it.
+        drop(rx);
+        if let Ok(d) = reader_thread.join() {
+            read_time = d;
+        }
+        result
+    });
+    outcome?;
+    let t = Instant::now();
+    let profile = state.finish()?;
+    let index = t.elapsed();
+    progress.set_done(file_bytes);
+    Ok((
+        profile,
+        ImportTimings {
+            read: read_time,
+            parse: parse_time,
+            index,
+            total: started.elapsed(),
+        },
+    ))
+}
+
+/// Counts bytes as they are read, for the progress bar.
+struct CountingReader<'p, 'a> {
+    inner: Box<dyn Read + Send + 'a>,
+    progress: &'p Progress,
+    read: u64,
+    compressed: bool,
+}
+
+impl Read for CountingReader<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.progress.is_cancelled() {
+            return Ok(0);
+        }
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        // For gzip the decompressed size is unknown; estimate with a typical 12x ratio.
+        let done = if self.compressed {
+            self.read / 12
+        } else {
+            self.read
+        };
+        self.progress.set_done(done);
+        Ok(n)
+    }
+}
+
+/// An open `B` event.
+struct OpenBegin {
+    ts_ns: i64,
+    name: StrId,
+    class: Class,
+    /// The begin event's args (the end's are used when it has none).
+    args: Option<Vec<u8>>,
+}
+
+/// One `s`/`t`/`f` event.
+#[derive(Clone, Copy)]
+struct FlowPoint {
+    ph: u8,
+    at: (TraceId, TraceId, i64),
+    enclosing: bool,
+    kind: FlowKind,
+}
+
+/// A flow end point as read, bound to tracks in `finish`.
+struct RawFlow {
+    from: (TraceId, TraceId, i64),
+    to: (TraceId, TraceId, i64),
+    to_enclosing: bool,
+    kind: FlowKind,
+}
+
+/// Where the consumer is in the event array.
+#[derive(Default)]
+struct StreamState {
+    /// An incomplete element at the end of the previous block (blank when the cut was right).
+    carry: Vec<u8>,
+    /// Line at which `carry` starts.
+    carry_line: u64,
+    /// True while `carry` holds an element that runs on past what was parsed: it is parsed again
+    /// only once `carry_scan` sees its end, or `carry` has doubled since (so a huge element
+    /// costs a few passes in all, not one per block), or the input ends.
+    carry_pending: bool,
+    /// Finds the end of the element in `carry`, and how far it has looked.
+    carry_scan: json::ValueScanner,
+    /// How far `carry_scan` has looked into `carry`.
+    carry_scanned: usize,
+    /// Length of `carry` when it was last parsed.
+    carry_parsed_len: usize,
+    /// True once the event array closed: what follows is collected in `tail`.
+    in_tail: bool,
+    /// True for the bare-array form, where nothing but blanks may follow the array.
+    array_form: bool,
+    /// True once the trace's closing `}`, or text that cannot be part of a trace, followed the
+    /// array: the rest of the input is ignored.
+    tail_done: bool,
+    /// What follows the event array and was not read yet (a member that runs on).
+    tail: Vec<u8>,
+    /// Length of `tail` when it was last read.
+    tail_parsed_len: usize,
+    /// Elements of the event array skipped for broken JSON (counted here and warned about at
+    /// the end, so that warnings come in the same order however the input was cut).
+    bad_syntax: u64,
+    /// Line and description of the first of them.
+    first_bad_syntax: Option<(u64, &'static str)>,
+    /// Elements of the event array that are not objects.
+    non_objects: u64,
+    /// Events skipped for being bigger than `tokenize::MAX_EVENT_BYTES`.
+    oversized: u64,
+    /// True while inside such an event that runs on past a block: `carry_scan` looks for its
+    /// end and nothing is kept.
+    skipping: bool,
+    /// Line and description of the first broken or non-object element.
+    first_broken: Option<(u64, &'static str)>,
+}
+
+/// The distinct names one thread was given, in file order.
+#[derive(Default)]
+struct ThreadNames {
+    list: Vec<String>,
+    seen: rustc_hash::FxHashSet<String>,
+}
+
+impl ThreadNames {
+    /// Names shown in a track name; more are counted.
+    const SHOWN: usize = 8;
+
+    /// The track name: the names joined with ` / `.
+    fn joined(&self) -> String {
+        let shown = &self.list[..self.list.len().min(Self::SHOWN)];
+        let mut name = shown.join(" / ");
+        if self.list.len() > shown.len() {
+            name.push_str(&format!(" (+{} more names)", self.list.len() - shown.len()));
+        }
+        name
+    }
+}
+
+struct ChromeState {
+    b: ProfileBuilder,
+    stream: StreamState,
+    base_time_ns: Option<i64>,
+    is_kineto: bool,
+    /// (pid, tid) → the track its slices went to (for binding flows).
+    thread_tracks: FxHashMap<(TraceId, TraceId), TrackId>,
+    last_track: Option<(TrackKey, TrackId)>,
+    open_begins: FxHashMap<(TraceId, TraceId), Vec<OpenBegin>>,
+    open_async: FxHashMap<(TraceId, StrId, u64), Vec<(i64, StrId)>>,
+    /// Flow points (`s`, `t`, `f`) by (category, id), matched in time order at the end.
+    flow_points: FxHashMap<(StrId, u64), Vec<FlowPoint>>,
+    /// v2 flow ends (`bind_id`): (id, is the start, the event's track and index).
+    bind_points: Vec<(u64, bool, TrackId, u32, i64)>,
+    raw_flows: Vec<RawFlow>,
+    counters: FxHashMap<(TraceId, String), usize>,
+    thread_names: FxHashMap<(TraceId, TraceId), ThreadNames>,
+    /// Where each pid is in the builder's `process_names`.
+    process_index: FxHashMap<TraceId, usize>,
+    thread_sort: FxHashMap<(TraceId, TraceId), i64>,
+    process_labels: FxHashMap<TraceId, String>,
+    unknown_categories: FxHashMap<String, u64>,
+    ignored_phases: FxHashMap<u8, u64>,
+    unsorted_cat: StrId,
+    /// The top-level `"warpscope"` object of a trace warpscope wrote.
+    carried: Option<Carried>,
+    events_read: u64,
+    lenient_tokens: u64,
+    repaired_strings: u64,
+    control_strings: u64,
+}
+
+impl ChromeState {
+    fn new(path: &Path) -> Self {
+        let mut b = ProfileBuilder::new(path.to_path_buf(), Format::ChromeJson);
+        b.source.tool = "Chrome trace".to_string();
+        let unsorted_cat = b.intern("");
+        Self {
+            b,
+            stream: StreamState::default(),
+            base_time_ns: None,
+            is_kineto: false,
+            thread_tracks: FxHashMap::default(),
+            last_track: None,
+            open_begins: FxHashMap::default(),
+            open_async: FxHashMap::default(),
+            flow_points: FxHashMap::default(),
+            bind_points: Vec::new(),
+            raw_flows: Vec::new(),
+            counters: FxHashMap::default(),
+            thread_names: FxHashMap::default(),
+            process_index: FxHashMap::default(),
+            thread_sort: FxHashMap::default(),
+            process_labels: FxHashMap::default(),
+            unknown_categories: FxHashMap::default(),
+            ignored_phases: FxHashMap::default(),
+            unsorted_cat,
+            carried: None,
+            events_read: 0,
+            lenient_tokens: 0,
+            repaired_strings: 0,
+            control_strings: 0,
+        }
+    }
+
+    fn path(&self) -> &Path {
+        &self.b.source.path
+    }
+
+    fn corrupt(&self, line: u64, detail: impl Into<String>) -> ImportError {
+        ImportError::Corrupt {
+            path: self.path().to_path_buf(),
+            location: format!("line {line}"),
+            detail: detail.into(),
+        }
+    }
+}
