@@ -1,20 +1,22 @@
 //! nvprof CSV and plain-text output (`formats.md` section 1): GPU traces, API traces, summaries,
 //! the Unified Memory table, and the framing (`==PID== ` lines, application output) around them.
 //!
-//! The file is read whole and walked line by line. nvprof's own lines (`==PID== Profiling
+//! The file is streamed line by line (`lines.rs`). nvprof's own lines (`==PID== Profiling
 //! result:`) set the section; a CSV header (`"Start","Duration",...`) is handed to `csv.rs`, a
 //! text header (`   Start  Duration ...`) to `text.rs`; everything else is application output and
 //! is ignored. Both table readers turn rows into the same cells (`Cells`), and this module turns
 //! cells into events, summary rows and warnings.
 
 mod csv;
+mod lines;
 mod text;
 
-use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use self::lines::Lines;
 
 use super::{ImportError, ImportTimings, Input, Progress};
 use crate::builder::{ProfileBuilder, TrackId};
@@ -34,54 +36,35 @@ pub fn import(
 ) -> Result<(Profile, ImportTimings), ImportError> {
     let started = Instant::now();
     let path = input.path();
-    let (mut reader, compressed, file_bytes) = input.open()?;
+    let (reader, compressed, file_bytes) = input.open()?;
     progress.set_total(file_bytes);
-    let mut bytes = Vec::with_capacity(usize::try_from(file_bytes).unwrap_or(0).saturating_add(1));
-    reader.read_to_end(&mut bytes).map_err(|source| {
-        if compressed {
-            ImportError::Gzip {
-                path: path.to_path_buf(),
-                source,
-            }
-        } else {
-            ImportError::Io {
-                path: path.to_path_buf(),
-                source,
-            }
-        }
-    })?;
-    let read = started.elapsed();
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+    let mut lines = Lines::new(reader, path, compressed, file_bytes, progress);
+
+    let mut st = State::new(path);
+    st.b.source.compressed = compressed;
+    st.b.source.file_bytes = file_bytes;
+    st.run(&mut lines)?;
+    lines.finish();
+    if !lines.any_content {
         return Err(ImportError::Empty {
             path: path.to_path_buf(),
         });
     }
-    let content_bytes = bytes.len() as u64;
-    let (text, lossy) = match String::from_utf8(bytes) {
-        Ok(s) => (s, false),
-        Err(e) => (String::from_utf8_lossy(e.as_bytes()).into_owned(), true),
-    };
-
-    let t = Instant::now();
-    let mut st = State::new(path);
-    st.b.source.compressed = compressed;
-    st.b.source.file_bytes = file_bytes;
-    st.b.source.content_bytes = content_bytes;
-    if lossy {
+    st.b.source.content_bytes = lines.read_bytes();
+    if lines.lossy {
         st.b.warn(
             "not_utf8",
             1,
             "the file is not valid UTF-8; invalid bytes were replaced with U+FFFD",
         );
     }
-    progress.set_total(content_bytes);
-    st.run(&text, progress)?;
-    let parse = t.elapsed();
+    let read = lines.read_time;
+    let parse = started.elapsed().saturating_sub(read);
 
     let t = Instant::now();
     let profile = st.finish()?;
     let index = t.elapsed();
-    progress.set_done(content_bytes);
+    progress.set_done(file_bytes);
     Ok((
         profile,
         ImportTimings {
@@ -95,87 +78,6 @@ pub fn import(
 
 // ------------------------------------------------------------------------------------------
 // Lines
-
-/// One line of the file, without its line end.
-#[derive(Clone, Copy, Debug)]
-struct Line<'a> {
-    /// 1-based line number.
-    no: usize,
-    /// Byte offset of the line's first character.
-    start: usize,
-    /// The text, without `\n` or `\r\n`.
-    text: &'a str,
-}
-
-/// A cursor over the lines of the file.
-struct Lines<'a> {
-    text: &'a str,
-    pos: usize,
-    no: usize,
-}
-
-impl<'a> Lines<'a> {
-    fn new(text: &'a str) -> Self {
-        Self {
-            text,
-            pos: 0,
-            no: 0,
-        }
-    }
-
-    /// The next line and the byte offset of the line after it.
-    fn scan(&self) -> Option<(Line<'a>, usize)> {
-        if self.pos >= self.text.len() {
-            return None;
-        }
-        let rest = &self.text.as_bytes()[self.pos..];
-        let (len, next) =
-            memchr::memchr(b'\n', rest).map_or((rest.len(), rest.len()), |i| (i, i + 1));
-        let mut line = self.text.get(self.pos..self.pos + len).unwrap_or("");
-        if let Some(l) = line.strip_suffix('\r') {
-            line = l;
-        }
-        let line = Line {
-            no: self.no + 1,
-            start: self.pos,
-            text: line,
-        };
-        Some((line, self.pos + next))
-    }
-
-    fn peek(&self) -> Option<Line<'a>> {
-        self.scan().map(|(line, _)| line)
-    }
-
-    fn next(&mut self) -> Option<Line<'a>> {
-        let (line, next) = self.scan()?;
-        self.pos = next;
-        self.no += 1;
-        Some(line)
-    }
-
-    /// The next line of the current table, or `None` (consuming nothing) at its end: a blank
-    /// line, an nvprof line or the end of the file.
-    fn next_row(&mut self) -> Option<Line<'a>> {
-        let (line, next) = self.scan()?;
-        if ends_table(line.text) {
-            return None;
-        }
-        self.pos = next;
-        self.no += 1;
-        Some(line)
-    }
-
-    /// Byte offset of the next line.
-    fn pos(&self) -> usize {
-        self.pos
-    }
-
-    /// Skips lines up to the end of the current table.
-    fn skip_table(&mut self) {
-        while self.next_row().is_some() {}
-    }
-}
 
 /// True for a line that ends a table: blank, an nvprof line, or the `Total CPU ...` trailer.
 fn ends_table(line: &str) -> bool {
@@ -353,7 +255,7 @@ fn time_ns(cell: &str, unit: Unit) -> Result<Option<i64>, String> {
     if is_missing(c) {
         return Ok(None);
     }
-    let bad = || format!("`{c}` is not a time");
+    let bad = || format!("`{}` is not a time", shown(c, 40));
     let (num, scale) = match unit {
         Unit::Time(scale) => (c, scale),
         Unit::Inline => {
@@ -365,9 +267,15 @@ fn time_ns(cell: &str, unit: Unit) -> Result<Option<i64>, String> {
         }
         _ => return Err(bad()),
     };
-    parse_decimal_scaled(num.as_bytes(), scale)
-        .map(Some)
-        .ok_or_else(bad)
+    match parse_decimal_scaled(num.as_bytes(), scale) {
+        Some(v) => Ok(Some(v)),
+        // A number, but too large for i64 nanoseconds (`1e300`, `99999999999s`).
+        None if num.parse::<f64>().is_ok_and(f64::is_finite) => Err(format!(
+            "`{}` is out of range (beyond about 292 years in nanoseconds)",
+            shown(c, 40)
+        )),
+        None => Err(bad()),
+    }
 }
 
 /// `text` (a decimal number) times `1024^pow`, rounded to the nearest integer, exactly.
@@ -393,7 +301,7 @@ fn bytes_cell(cell: &str, unit: Unit) -> Result<Option<u64>, String> {
     if is_missing(c) {
         return Ok(None);
     }
-    let bad = || format!("`{c}` is not a size");
+    let bad = || format!("`{}` is not a size", shown(c, 40));
     let (num, pow) = match unit {
         Unit::Bytes(pow) => (c, pow),
         Unit::Plain => (c, 0),
@@ -418,7 +326,7 @@ fn int_cell(cell: &str) -> Result<Option<u64>, String> {
     }
     c.parse::<u64>()
         .map(Some)
-        .map_err(|_| format!("`{c}` is not a whole number"))
+        .map_err(|_| format!("`{}` is not a whole number", shown(c, 40)))
 }
 
 /// An unsigned integer cell, `None` when empty, `-` or unreadable (for optional columns).
@@ -430,8 +338,10 @@ fn opt_int_cell(cell: &str) -> Option<u64> {
 fn percent_cell(cell: &str) -> Result<f64, String> {
     let c = cell.trim();
     let num = c.strip_suffix('%').unwrap_or(c);
-    num.parse::<f64>()
-        .map_err(|_| format!("`{c}` is not a percentage"))
+    match num.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{}` is not a percentage", shown(c, 40))),
+    }
 }
 
 /// The device of a text Unified Memory block, from its trimmed `Device "TITAN Xp (0)"` line.
@@ -487,6 +397,13 @@ impl SummaryCells<'_> {
         for i in 0..4 {
             out[i] = time_ns(self.times[i], units[i])?
                 .ok_or_else(|| format!("{} is empty", labels[i]))?;
+            if out[i] < 0 {
+                return Err(format!(
+                    "{} `{}` is negative",
+                    labels[i],
+                    shown(self.times[i], 40)
+                ));
+            }
         }
         let calls = int_cell(self.calls)?.ok_or_else(|| "Calls is empty".to_string())?;
         Ok((time_pct, out, calls))
@@ -545,14 +462,18 @@ struct State<'p> {
     rows: u64,
     /// First problem that made a row unreadable: reported as the error if nothing was read.
     first_problem: Option<(usize, String)>,
-    /// Header lines of tables without rows.
-    empty_tables: Vec<usize>,
+    /// Header line of the first table without rows, and how many there were.
+    empty_tables: (Option<usize>, u64),
     /// Problems by warning code, in first-seen order.
     problems: Vec<(&'static str, Problem)>,
     /// Line of the `CPU profiling result` title, if any, and how many tree lines followed.
     cpu_profile: Option<(usize, u64)>,
-    /// The `Metric result:` / `Event result:` section being collected: title line, text, rows.
-    metrics: Option<(usize, String, u64)>,
+    /// The `Metric result:` / `Event result:` section being collected.
+    metrics: Option<Metrics>,
+    /// Bytes of metric text kept so far (capped at [`MAX_METRICS_TEXT`]).
+    metrics_kept: usize,
+    /// Line of the first metric line not kept because of the cap.
+    metrics_cut: Option<usize>,
     /// nvprof said `No kernels were profiled.`
     nothing_profiled: bool,
     /// The last line nvprof itself wrote (for errors that have no better line).
@@ -567,8 +488,52 @@ struct State<'p> {
     last_device: (String, Option<u32>),
     /// Tracks already named.
     named_tracks: Vec<bool>,
-    /// Columns seen in headers that warpscope does not read.
+    /// Columns seen in headers that warpscope does not read, in first-seen order (the first
+    /// [`SHOWN_COLUMNS`] of them), and how many distinct ones there were.
     unknown_columns: Vec<String>,
+    /// Every distinct unknown column name, for counting.
+    unknown_seen: FxHashSet<String>,
+    /// Device ordinals already registered.
+    device_ids: FxHashSet<u32>,
+    /// Process ids already named.
+    named_pids: FxHashSet<i64>,
+    /// The `Profiling application:` command was recorded.
+    saw_command: bool,
+    /// `Total CPU ...` lines kept as details.
+    totals_kept: usize,
+}
+
+/// A `Metric result:` / `Event result:` section being collected.
+struct Metrics {
+    /// Line of its title.
+    line: usize,
+    /// The text kept.
+    body: String,
+    /// Non-blank lines seen after the title.
+    lines: u64,
+    /// Data rows (not the header nor the text form's `Device`/`Kernel:` lines).
+    rows: u64,
+}
+
+/// Most bytes of metric/event text kept in the source details, over the whole file.
+const MAX_METRICS_TEXT: usize = 16 << 20;
+
+/// Most unknown column names listed in the warning (all are counted).
+const SHOWN_COLUMNS: usize = 20;
+
+/// Most `Total CPU ...` lines kept as details.
+const MAX_TOTALS: usize = 64;
+
+/// Most nvprof `Warning:` lines reported each with its own warning; later ones are counted
+/// together.
+const MAX_NVPROF_WARNINGS: u32 = 32;
+
+/// `s` cut to at most `n` characters, for messages that quote the file.
+fn shown(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => s.get(..i).unwrap_or_default().to_string(),
+        None => s.to_string(),
+    }
 }
 
 impl<'p> State<'p> {
@@ -584,10 +549,12 @@ impl<'p> State<'p> {
             summary: RecordedSummary::default(),
             rows: 0,
             first_problem: None,
-            empty_tables: Vec::new(),
+            empty_tables: (None, 0),
             problems: Vec::new(),
             cpu_profile: None,
             metrics: None,
+            metrics_kept: 0,
+            metrics_cut: None,
             nothing_profiled: false,
             last_framing_line: 1,
             nvprof_warnings: 0,
@@ -596,6 +563,11 @@ impl<'p> State<'p> {
             last_device: (String::new(), None),
             named_tracks: Vec::new(),
             unknown_columns: Vec::new(),
+            unknown_seen: FxHashSet::default(),
+            device_ids: FxHashSet::default(),
+            named_pids: FxHashSet::default(),
+            saw_command: false,
+            totals_kept: 0,
         }
     }
 
@@ -611,6 +583,12 @@ impl<'p> State<'p> {
     /// is kept.
     fn problem(&mut self, code: &'static str, message: impl FnOnce() -> String) {
         self.problems_add(code, 1, message);
+    }
+
+    /// Notes a table with a header but no rows.
+    fn empty_table(&mut self, header_no: usize) {
+        self.empty_tables.0.get_or_insert(header_no);
+        self.empty_tables.1 += 1;
     }
 
     /// Counts `count` problems under `code`, like [`State::problem`].
@@ -640,10 +618,26 @@ impl<'p> State<'p> {
         });
     }
 
+    /// A row whose times cannot be placed on the timeline (negative Start, or an end beyond
+    /// i64 nanoseconds): counted under `time_out_of_range`, skipped, remembered for the error
+    /// text.
+    fn time_out_of_range(&mut self, line: usize, detail: &str) {
+        if self.first_problem.is_none() {
+            self.first_problem = Some((line, detail.to_string()));
+        }
+        self.problem("time_out_of_range", || {
+            format!(
+                "rows whose times do not fit the timeline (a negative Start, or an end past \
+                 about 292 years in nanoseconds) were skipped (first at line {line}: {detail})"
+            )
+        });
+    }
+
     /// Walks the whole file.
-    fn run(&mut self, text: &str, progress: &Progress) -> Result<(), ImportError> {
-        let mut lines = Lines::new(text);
-        while let Some(line) = lines.next() {
+    fn run(&mut self, lines: &mut Lines<'_>) -> Result<(), ImportError> {
+        // One CSV splitter for the whole file: its buffers serve every line.
+        let mut splitter = csv::Splitter::default();
+        while let Some(line) = lines.next()? {
             if let Some((pid, msg)) = framing(line.text) {
                 self.on_framing(pid, msg, line.no);
                 continue;
@@ -656,19 +650,7 @@ impl<'p> State<'p> {
                     continue;
                 }
                 Section::Metrics => {
-                    if let Some((_, body, rows)) = &mut self.metrics {
-                        let t = line.text.trim();
-                        if !t.is_empty() {
-                            // Count data rows: not the header (the section's first line after
-                            // its title) nor the text form's `Device "..."` / `Kernel: ...` lines.
-                            let header = body.lines().count() == 1;
-                            if !header && !t.starts_with("Device \"") && !t.starts_with("Kernel:") {
-                                *rows += 1;
-                            }
-                            body.push_str(line.text);
-                            body.push('\n');
-                        }
-                    }
+                    self.metrics_line(line.text, line.no);
                     continue;
                 }
                 _ => {}
@@ -686,7 +668,8 @@ impl<'p> State<'p> {
             }
             if line.text.starts_with('"') {
                 self.saw_csv = true;
-                csv::table(self, &mut lines, line, text, progress)?;
+                let header = (line.no, line.text.to_string());
+                csv::table(self, lines, &mut splitter, header)?;
                 continue;
             }
             if let Some(device) = um_device(trimmed) {
@@ -694,12 +677,39 @@ impl<'p> State<'p> {
                 continue;
             }
             if let Some(kind) = text::header_kind(line.text) {
-                text::table(self, &mut lines, line, kind, progress)?;
+                let header = (line.no, line.text.to_string());
+                text::table(self, lines, header, kind)?;
             }
             // Anything else is application output or nvprof's footnotes: not part of a table.
         }
         self.flush_metrics();
         Ok(())
+    }
+
+    /// A line of a `Metric result:` / `Event result:` section: kept as text (up to
+    /// [`MAX_METRICS_TEXT`] over the file) and counted.
+    fn metrics_line(&mut self, text: &str, no: usize) {
+        let t = text.trim();
+        if t.is_empty() {
+            return;
+        }
+        let Some(m) = &mut self.metrics else {
+            return;
+        };
+        // Count data rows: not the header (the section's first line after its title) nor the
+        // text form's `Device "..."` / `Kernel: ...` lines.
+        let header = m.lines == 0;
+        m.lines += 1;
+        if !header && !t.starts_with("Device \"") && !t.starts_with("Kernel:") {
+            m.rows += 1;
+        }
+        if self.metrics_kept + text.len() < MAX_METRICS_TEXT {
+            self.metrics_kept += text.len() + 1;
+            m.body.push_str(text);
+            m.body.push('\n');
+        } else if self.metrics_cut.is_none() {
+            self.metrics_cut = Some(no);
+        }
     }
 
     /// Handles a line written by nvprof itself.
@@ -717,20 +727,16 @@ impl<'p> State<'p> {
                 && let Ok(p) = p.trim().parse::<i64>()
             {
                 self.pid = Some(p);
-                if !self
-                    .b
-                    .process_names
-                    .iter()
-                    .any(|(q, _)| *q == TraceId::Int(p))
-                {
+                if self.named_pids.insert(p) {
                     self.b
                         .process_names
                         .push((TraceId::Int(p), cmd.trim().to_string()));
                 }
             }
         } else if let Some(cmd) = msg.strip_prefix("Profiling application: ") {
-            let cmd = cmd.trim().to_string();
-            if !self.b.source.details.iter().any(|(k, _)| k == "command") {
+            if !self.saw_command {
+                self.saw_command = true;
+                let cmd = cmd.trim().to_string();
                 self.b.source.details.push(("command".to_string(), cmd));
             }
         } else if msg.starts_with("Profiling result") {
@@ -746,28 +752,42 @@ impl<'p> State<'p> {
             }
         } else if msg.starts_with("Metric result") || msg.starts_with("Event result") {
             self.section = Section::Metrics;
-            self.metrics = Some((line_no, format!("{msg}\n"), 0));
+            self.start_metrics(line_no, format!("{msg}\n"));
         } else if let Some(w) = msg.strip_prefix("Warning:") {
-            self.nvprof_warnings += 1;
+            self.nvprof_warnings = self.nvprof_warnings.saturating_add(1);
+            if self.nvprof_warnings > MAX_NVPROF_WARNINGS {
+                self.problem("nvprof_warnings_more", || {
+                    format!(
+                        "further nvprof warnings were not listed one by one (first at line {line_no})"
+                    )
+                });
+                return;
+            }
             let code = if self.nvprof_warnings == 1 {
                 "nvprof_warning".to_string()
             } else {
                 format!("nvprof_warning_{}", self.nvprof_warnings)
             };
-            self.b
-                .warn(&code, 1, format!("nvprof: {} (line {line_no})", w.trim()));
+            self.b.warn(
+                &code,
+                1,
+                format!("nvprof: {} (line {line_no})", shown(w.trim(), 500)),
+            );
         } else if let Some(e) = msg.strip_prefix("Error:") {
             self.b.warn(
                 "nvprof_error",
                 1,
-                format!("nvprof reported an error: {} (line {line_no})", e.trim()),
+                format!(
+                    "nvprof reported an error: {} (line {line_no})",
+                    shown(e.trim(), 500)
+                ),
             );
         } else if msg.starts_with("No kernels were profiled") {
             self.nothing_profiled = true;
         } else if msg.ends_with(':') && !msg.contains("  ") {
             // Another result title (`OpenACC (excl):`, `OpenMP Events:`): not read.
             self.section = Section::Other;
-            let title = msg.trim_end_matches(':').to_string();
+            let title = shown(msg.trim_end_matches(':'), 80);
             self.problem("unread_section", || {
                 format!("nvprof section `{title}` (line {line_no}) is not read by warpscope")
             });
@@ -784,10 +804,19 @@ impl<'p> State<'p> {
             match value.parse::<u64>() {
                 Ok(n) => self.summary.cpu_page_faults = Some(n),
                 Err(_) => self.problem("bad_total", || {
+                    let value = shown(value, 40);
                     format!("line {line_no}: `Total CPU Page faults: {value}` is not a count")
                 }),
             }
+        } else if self.totals_kept >= MAX_TOTALS {
+            self.problem("extra_totals", || {
+                format!(
+                    "`Total CPU ...` lines after the first {MAX_TOTALS} were not kept (first at \
+                     line {line_no})"
+                )
+            });
         } else {
+            self.totals_kept += 1;
             self.b
                 .source
                 .details
@@ -795,8 +824,22 @@ impl<'p> State<'p> {
         }
     }
 
+    /// Starts collecting a metric/event section whose text begins with `title`.
+    fn start_metrics(&mut self, line: usize, title: String) {
+        self.metrics_kept += title.len();
+        self.metrics = Some(Metrics {
+            line,
+            body: title,
+            lines: 0,
+            rows: 0,
+        });
+    }
+
     fn flush_metrics(&mut self) {
-        if let Some((line, body, rows)) = self.metrics.take() {
+        if let Some(Metrics {
+            line, body, rows, ..
+        }) = self.metrics.take()
+        {
             if rows == 0 {
                 return;
             }
@@ -813,52 +856,38 @@ impl<'p> State<'p> {
         }
     }
 
-    /// A metric/event table met outside a `Metric result:` section: kept as text.
-    fn metrics_table(&mut self, header_no: usize, body: &str, rows: u64) {
+    /// A metric/event CSV table met outside a `Metric result:` section: its lines are fed to
+    /// [`State::metrics_line`] by the caller between this and [`State::flush_metrics`].
+    fn begin_metrics_table(&mut self, header_no: usize, header: &str) {
         self.flush_metrics();
-        self.metrics = Some((header_no, format!("Metric result:\n{body}"), rows));
-        self.flush_metrics();
+        self.start_metrics(header_no, "Metric result:\n".to_string());
+        self.metrics_line(header, header_no);
     }
 
-    /// The [`Col`] of each trace header name, noting the names warpscope does not read.
+    /// The [`Col`] of each trace header name, noting the names warpscope does not read (in
+    /// time linear in the header's length).
     fn trace_columns<'h>(&mut self, names: impl IntoIterator<Item = &'h str>) -> Vec<Option<Col>> {
         names
             .into_iter()
             .map(|name| {
                 let col = Col::from_header(name);
                 let n = name.trim();
-                if col.is_none() && !n.is_empty() && !self.unknown_columns.iter().any(|u| u == n) {
-                    self.unknown_columns.push(n.to_string());
+                if col.is_none() && !n.is_empty() && !self.unknown_seen.contains(n) {
+                    self.unknown_seen.insert(n.to_string());
+                    if self.unknown_columns.len() < SHOWN_COLUMNS {
+                        self.unknown_columns.push(shown(n, 80));
+                    }
                 }
                 col
             })
             .collect()
     }
 
-    /// The cancellation error for this file.
-    fn cancelled(&self) -> ImportError {
-        ImportError::Cancelled {
-            path: self.path.to_path_buf(),
-        }
-    }
-
-    /// Every 65 536th trace row (`n` counts them): reports progress at byte `pos` and fails if
-    /// the user cancelled.
-    fn checkpoint(&self, progress: &Progress, n: u64, pos: u64) -> Result<(), ImportError> {
-        if n.is_multiple_of(65_536) {
-            progress.set_done(pos);
-            if progress.is_cancelled() {
-                return Err(self.cancelled());
-            }
-        }
-        Ok(())
-    }
-
     // -- events ------------------------------------------------------------------------------
 
     /// Registers device `id` named `name` unless already known.
     fn add_device(&mut self, name: &str, id: u32) {
-        if !self.b.devices.iter().any(|d| d.id == id) {
+        if self.device_ids.insert(id) {
             self.b.devices.push(Device {
                 id,
                 name: name.to_string(),
@@ -951,8 +980,9 @@ impl<'p> State<'p> {
         }
     }
 
-    /// The Start, Name and Duration (0 when empty, possibly negative) of a trace row, or `None`
-    /// after counting it as a bad row.
+    /// The Start, Name and Duration (0 when empty; a negative one is set to 0 and counted) of
+    /// a trace row, or `None` after counting it as a bad row. Start is not negative and
+    /// `Start + Duration` fits an i64.
     fn row_basics<'c>(
         &mut self,
         cells: &Cells<'c>,
@@ -975,13 +1005,32 @@ impl<'p> State<'p> {
             self.bad_row(line, "the Name cell is empty");
             return None;
         }
-        match time_ns(cells[Col::Duration as usize], units[Col::Duration as usize]) {
-            Ok(dur_ns) => Some((start_ns, name, dur_ns.unwrap_or(0))),
+        let mut dur_ns = match time_ns(cells[Col::Duration as usize], units[Col::Duration as usize])
+        {
+            Ok(dur_ns) => dur_ns.unwrap_or(0),
             Err(e) => {
                 self.bad_row(line, &format!("Duration {e}"));
-                None
+                return None;
             }
+        };
+        if start_ns < 0 {
+            self.time_out_of_range(line, &format!("Start is {start_ns} ns"));
+            return None;
         }
+        if dur_ns < 0 {
+            self.problem("negative_duration", || {
+                format!("negative durations were set to 0 (first at line {line})")
+            });
+            dur_ns = 0;
+        }
+        if start_ns.checked_add(dur_ns).is_none() {
+            self.time_out_of_range(
+                line,
+                &format!("Start {start_ns} ns + Duration {dur_ns} ns overflows"),
+            );
+            return None;
+        }
+        Some((start_ns, name, dur_ns))
     }
 
     /// A size cell of a copy row; an unreadable one is left empty and counted under `bad_size`
@@ -997,15 +1046,9 @@ impl<'p> State<'p> {
 
     /// One row of a GPU trace (CSV or text).
     fn gpu_row(&mut self, cells: &Cells<'_>, units: &Units, has_corr_col: bool, line: usize) {
-        let Some((start_ns, name_cell, mut dur_ns)) = self.row_basics(cells, units, line) else {
+        let Some((start_ns, name_cell, dur_ns)) = self.row_basics(cells, units, line) else {
             return;
         };
-        if dur_ns < 0 {
-            self.problem("negative_duration", || {
-                format!("negative durations were set to 0 (first at line {line})")
-            });
-            dur_ns = 0;
-        }
         let (name, suffix_corr) = if has_corr_col {
             (name_cell, None)
         } else {
@@ -1181,7 +1224,6 @@ impl<'p> State<'p> {
         let Some((start_ns, name_cell, dur_ns)) = self.row_basics(cells, units, line) else {
             return;
         };
-        let dur_ns = dur_ns.max(0);
         // nvprof's text API trace writes launches as `cudaLaunch (kernel(int) [121])`.
         let name = match name_cell.split_once(" (") {
             Some((api, _)) if !api.contains(' ') => api,
@@ -1237,6 +1279,12 @@ impl<'p> State<'p> {
     /// `0.000000`; anything else is left empty and counted.
     fn um_time(&mut self, cell: &str, line: usize) -> Option<i64> {
         match time_ns(cell, Unit::Inline) {
+            Ok(Some(v)) if v < 0 => {
+                self.problem("um_time", || {
+                    format!("negative Unified Memory times were left empty (first at line {line})")
+                });
+                None
+            }
             Ok(v) => v,
             Err(_) if parse_decimal_scaled(cell.as_bytes(), 9) == Some(0) => Some(0),
             Err(e) => {
@@ -1290,7 +1338,7 @@ impl<'p> State<'p> {
                     format!("no row of the table could be read ({detail})"),
                 ));
             }
-            if let Some(&line) = self.empty_tables.first() {
+            if let Some(line) = self.empty_tables.0 {
                 return Err(self.corrupt(line, "the table has a header but no rows"));
             }
             if self.nothing_profiled {
@@ -1316,19 +1364,31 @@ impl<'p> State<'p> {
                 ),
             );
         }
-        for line in std::mem::take(&mut self.empty_tables) {
-            self.problem("empty_table", || {
+        if let (Some(line), n) = self.empty_tables {
+            self.problems_add("empty_table", n, || {
                 format!("a table has a header but no rows (first at line {line})")
             });
         }
+        if let Some(line) = self.metrics_cut {
+            self.problem("metrics_truncated", || {
+                format!(
+                    "nvprof metric/event text past {} MiB was not kept (first at line {line})",
+                    MAX_METRICS_TEXT >> 20
+                )
+            });
+        }
         if !self.unknown_columns.is_empty() {
-            let n = self.unknown_columns.len() as u64;
-            let list = self
+            let n = self.unknown_seen.len() as u64;
+            let mut list = self
                 .unknown_columns
                 .iter()
                 .map(|c| format!("`{c}`"))
                 .collect::<Vec<_>>()
                 .join(", ");
+            if n > self.unknown_columns.len() as u64 {
+                let more = n - self.unknown_columns.len() as u64;
+                list.push_str(&format!(" and {more} more"));
+            }
             self.b.warn(
                 "unknown_columns",
                 n,
@@ -1381,6 +1441,19 @@ mod tests {
         assert_eq!(time_ns("", Unit::Time(9)), Ok(None));
         assert!(time_ns("12", Unit::Inline).is_err());
         assert!(time_ns("abc", Unit::Time(3)).is_err());
+        assert_eq!(
+            time_ns("1e300", Unit::Time(6)),
+            Err("`1e300` is out of range (beyond about 292 years in nanoseconds)".to_string())
+        );
+        assert_eq!(
+            time_ns("0.0ms  1", Unit::Inline),
+            Err("`0.0ms  1` is not a time".to_string())
+        );
+        assert_eq!(
+            time_ns("9223372036.854775807s", Unit::Inline),
+            Ok(Some(i64::MAX))
+        );
+        assert!(time_ns("9223372036.854775808s", Unit::Inline).is_err());
     }
 
     #[test]
