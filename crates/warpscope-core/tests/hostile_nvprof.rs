@@ -295,3 +295,38 @@ fn a_cancelled_import_stops() {
     let err = import_bytes(Path::new("hostile.txt"), data.as_bytes(), &progress).unwrap_err();
     assert!(matches!(err, ImportError::Cancelled { .. }), "{err:?}");
 }
+
+#[test]
+fn metric_text_is_kept_up_to_16_mib_and_every_row_counted() {
+    let mut data = String::from(FRAME);
+    data.push_str(
+        "\"Type\",\"Time(%)\",\"Time\",\"Calls\",\"Avg\",\"Min\",\"Max\",\"Name\"\n\
+         ,%,ms,,ms,ms,ms,\n\
+         \"GPU activities\",100.0,1.5,3,0.5,0.4,0.6,\"k()\"\n\
+         ==42== Metric result:\n\
+         \"Device\",\"Kernel\",\"Invocations\",\"Metric Name\",\"Min\",\"Max\",\"Avg\"\n",
+    );
+    let row = format!(
+        "\"TITAN Xp (0)\",\"k()\",1,\"{}\",1,1,1\n",
+        "m".repeat(1000)
+    );
+    let rows = 20 * 1024;
+    data.push_str(&row.repeat(rows));
+    let p = load(data.as_bytes()).unwrap();
+    assert_eq!(warning(&p, "metrics_not_shown").count, rows as u64);
+    assert_eq!(
+        warning(&p, "metrics_truncated").message,
+        "nvprof metric/event text past 16 MiB was not kept (first at line 16265)"
+    );
+    let (_, text) = p
+        .source
+        .details
+        .iter()
+        .find(|(k, _)| k == "nvprof metric result")
+        .unwrap();
+    assert!(
+        text.len() <= 16 << 20 && text.len() > 15 << 20,
+        "{}",
+        text.len()
+    );
+}

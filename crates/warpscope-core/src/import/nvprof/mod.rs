@@ -491,8 +491,10 @@ struct State<'p> {
     /// Columns seen in headers that warpscope does not read, in first-seen order (the first
     /// [`SHOWN_COLUMNS`] of them), and how many distinct ones there were.
     unknown_columns: Vec<String>,
-    /// Every distinct unknown column name, for counting.
+    /// Every distinct unknown column name (up to [`MAX_UNKNOWN_SEEN`]), for counting.
     unknown_seen: FxHashSet<String>,
+    /// Unknown column names met once `unknown_seen` was full.
+    unknown_extra: u64,
     /// Device ordinals already registered.
     device_ids: FxHashSet<u32>,
     /// Process ids already named.
@@ -507,6 +509,8 @@ struct State<'p> {
 struct Metrics {
     /// Line of its title.
     line: usize,
+    /// Its key in the source details (`nvprof metric result`).
+    key: String,
     /// The text kept.
     body: String,
     /// Non-blank lines seen after the title.
@@ -520,6 +524,13 @@ const MAX_METRICS_TEXT: usize = 16 << 20;
 
 /// Most unknown column names listed in the warning (all are counted).
 const SHOWN_COLUMNS: usize = 20;
+
+/// Most processes named (nvprof profiles one, or a few with `--profile-child-processes`).
+const MAX_PROCESSES: usize = 4096;
+
+/// Most distinct unknown column names remembered; past it, unknown names are counted without
+/// telling repeats apart.
+const MAX_UNKNOWN_SEEN: usize = 65_536;
 
 /// Most `Total CPU ...` lines kept as details.
 const MAX_TOTALS: usize = 64;
@@ -564,6 +575,7 @@ impl<'p> State<'p> {
             named_tracks: Vec::new(),
             unknown_columns: Vec::new(),
             unknown_seen: FxHashSet::default(),
+            unknown_extra: 0,
             device_ids: FxHashSet::default(),
             named_pids: FxHashSet::default(),
             saw_command: false,
@@ -703,7 +715,7 @@ impl<'p> State<'p> {
         if !header && !t.starts_with("Device \"") && !t.starts_with("Kernel:") {
             m.rows += 1;
         }
-        if self.metrics_kept + text.len() < MAX_METRICS_TEXT {
+        if !m.body.is_empty() && self.metrics_kept + text.len() < MAX_METRICS_TEXT {
             self.metrics_kept += text.len() + 1;
             m.body.push_str(text);
             m.body.push('\n');
@@ -727,10 +739,17 @@ impl<'p> State<'p> {
                 && let Ok(p) = p.trim().parse::<i64>()
             {
                 self.pid = Some(p);
-                if self.named_pids.insert(p) {
+                if self.named_pids.len() >= MAX_PROCESSES && !self.named_pids.contains(&p) {
+                    self.problem("extra_processes", || {
+                        format!(
+                            "processes after the first {MAX_PROCESSES} were not named (first \
+                             at line {line_no})"
+                        )
+                    });
+                } else if self.named_pids.insert(p) {
                     self.b
                         .process_names
-                        .push((TraceId::Int(p), cmd.trim().to_string()));
+                        .push((TraceId::Int(p), shown(cmd.trim(), 500)));
                 }
             }
         } else if let Some(cmd) = msg.strip_prefix("Profiling application: ") {
@@ -752,7 +771,7 @@ impl<'p> State<'p> {
             }
         } else if msg.starts_with("Metric result") || msg.starts_with("Event result") {
             self.section = Section::Metrics;
-            self.start_metrics(line_no, format!("{msg}\n"));
+            self.start_metrics(line_no, msg);
         } else if let Some(w) = msg.strip_prefix("Warning:") {
             self.nvprof_warnings = self.nvprof_warnings.saturating_add(1);
             if self.nvprof_warnings > MAX_NVPROF_WARNINGS {
@@ -825,11 +844,20 @@ impl<'p> State<'p> {
     }
 
     /// Starts collecting a metric/event section whose text begins with `title`.
-    fn start_metrics(&mut self, line: usize, title: String) {
-        self.metrics_kept += title.len();
+    fn start_metrics(&mut self, line: usize, title: &str) {
+        let title = shown(title.trim(), 80);
+        let key = format!("nvprof {}", title.trim_end_matches(':').to_lowercase());
+        let body = if self.metrics_kept < MAX_METRICS_TEXT {
+            self.metrics_kept += title.len() + 1;
+            format!("{title}\n")
+        } else {
+            self.metrics_cut.get_or_insert(line);
+            String::new()
+        };
         self.metrics = Some(Metrics {
             line,
-            body: title,
+            key,
+            body,
             lines: 0,
             rows: 0,
         });
@@ -837,14 +865,16 @@ impl<'p> State<'p> {
 
     fn flush_metrics(&mut self) {
         if let Some(Metrics {
-            line, body, rows, ..
+            line,
+            key,
+            body,
+            rows,
+            ..
         }) = self.metrics.take()
         {
             if rows == 0 {
                 return;
             }
-            let title = body.lines().next().unwrap_or("").trim_end_matches(':');
-            let key = format!("nvprof {}", title.to_lowercase());
             // Count rows, not sections.
             self.problems_add("metrics_not_shown", rows, || {
                 format!(
@@ -852,7 +882,9 @@ impl<'p> State<'p> {
                      source details; warpscope does not chart them"
                 )
             });
-            self.b.source.details.push((key, body));
+            if !body.is_empty() {
+                self.b.source.details.push((key, body));
+            }
         }
     }
 
@@ -860,7 +892,7 @@ impl<'p> State<'p> {
     /// [`State::metrics_line`] by the caller between this and [`State::flush_metrics`].
     fn begin_metrics_table(&mut self, header_no: usize, header: &str) {
         self.flush_metrics();
-        self.start_metrics(header_no, "Metric result:\n".to_string());
+        self.start_metrics(header_no, "Metric result:");
         self.metrics_line(header, header_no);
     }
 
@@ -873,6 +905,10 @@ impl<'p> State<'p> {
                 let col = Col::from_header(name);
                 let n = name.trim();
                 if col.is_none() && !n.is_empty() && !self.unknown_seen.contains(n) {
+                    if self.unknown_seen.len() >= MAX_UNKNOWN_SEEN {
+                        self.unknown_extra += 1;
+                        return col;
+                    }
                     self.unknown_seen.insert(n.to_string());
                     if self.unknown_columns.len() < SHOWN_COLUMNS {
                         self.unknown_columns.push(shown(n, 80));
@@ -1378,7 +1414,7 @@ impl<'p> State<'p> {
             });
         }
         if !self.unknown_columns.is_empty() {
-            let n = self.unknown_seen.len() as u64;
+            let n = self.unknown_seen.len() as u64 + self.unknown_extra;
             let mut list = self
                 .unknown_columns
                 .iter()
