@@ -3,11 +3,9 @@
 //! and metric/event tables (kept as text). Lines are split by one [`Splitter`] per file whose
 //! buffers serve every line; kernel names hold commas inside quotes.
 
+use super::cells::{Col, NCOL, Quantity, SummaryCells, Unit, Units, int_cell, shown, um_sizes};
 use super::lines::{Line, Lines};
-use super::{
-    Col, NCOL, Quantity, Section, State, SummaryCells, Unit, Units, ends_table, int_cell, shown,
-    um_sizes,
-};
+use super::{Section, State, ends_table};
 use crate::import::ImportError;
 use crate::model::{SummarySection, UnifiedMemorySummaryRow};
 

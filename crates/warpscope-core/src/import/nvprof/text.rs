@@ -4,11 +4,11 @@
 //! `GPU activities:` / `API calls:` labels) and the ≤ CUDA 8 layout (no `Type` column), and the
 //! Unified Memory block. Every value carries its own unit (`812ns`, `8.0000KB`); `-` is missing.
 
-use super::lines::Lines;
-use super::{
-    Cells, Col, NCOL, Section, State, SummaryCells, Unit, Units, int_cell, shown, um_device,
-    um_sizes,
+use super::cells::{
+    Cells, Col, NCOL, SummaryCells, Unit, Units, int_cell, shown, um_device, um_sizes,
 };
+use super::lines::Lines;
+use super::{Section, State};
 use crate::import::ImportError;
 use crate::model::{SummarySection, UnifiedMemorySummaryRow};
 
