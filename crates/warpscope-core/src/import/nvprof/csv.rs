@@ -375,8 +375,8 @@ fn summary(
                 "GPU activities" => SummarySection::GpuActivities,
                 "API calls" => SummarySection::ApiCalls,
                 _ => {
-                    let t = shown(t, 60);
                     st.problem("unread_summary_section", || {
+                        let t = shown(t, 60);
                         format!("summary rows of type `{t}` are not read (first at line {no})")
                     });
                     continue;

@@ -242,8 +242,8 @@ fn summary(
                 "API calls" => Label::Known(SummarySection::ApiCalls),
                 other => {
                     let no = l.no;
-                    let other = shown(other, 60);
                     st.problem("unread_summary_section", || {
+                        let other = shown(other, 60);
                         format!("summary rows of type `{other}` are not read (first at line {no})")
                     });
                     Label::Skipped
