@@ -5,10 +5,13 @@
   wide_header.txt     the same for a text trace header, then 20 000 short rows
   many_headers.csv    200 000 CSV header lines (unknown tables), then one real table
   bomb_lines.txt.gz   ~1 MB gzip of nvprof text that inflates to ~1 GB (application output)
+  bomb_rows.csv.gz    the same inside a CSV summary table (~1 M bad rows)
   bomb_oneline.txt.gz ~1 MB gzip holding one ~1 GB line after the framing
   big_values.csv      Start/Duration/Size at the ends of i64 and beyond (1e300 ms)
 
 usage: scripts/gen_nvprof_hostile.py [OUT_DIR]   (default /tmp/nvp)
+then:  cargo build --release -p warpscope-core --example import_one
+       /usr/bin/time -v target/release/examples/import_one OUT_DIR/wide_header.csv
 """
 
 import gzip
@@ -59,6 +62,14 @@ def main() -> None:
     with gzip.open(f"{out}/bomb_lines.txt.gz", "wt", compresslevel=9) as f:
         f.write(FRAME)
         f.write(SUMMARY + "\n")
+        chunk = line * 10_000
+        for _ in range(1_000_000_000 // len(chunk)):
+            f.write(chunk)
+
+    # The same output inside the summary table (no blank line): ~1 M rows to read and skip.
+    with gzip.open(f"{out}/bomb_rows.csv.gz", "wt", compresslevel=9) as f:
+        f.write(FRAME)
+        f.write(SUMMARY)
         chunk = line * 10_000
         for _ in range(1_000_000_000 // len(chunk)):
             f.write(chunk)
