@@ -1,16 +1,89 @@
 //! The CSV tables of `nvprof --csv`: GPU and API traces and summaries (header, then a units row
 //! with one unit per column), the Unified Memory table (no units row, units inside the values)
-//! and metric/event tables (kept as text). Rows are split with the `csv` crate in flexible mode,
-//! because kernel names hold commas inside quotes.
+//! and metric/event tables (kept as text). Lines are split by one [`Splitter`] per file whose
+//! buffers serve every line; kernel names hold commas inside quotes.
 
-use ::csv::{ByteRecord, ReaderBuilder};
-
-use super::{
-    Col, Line, Lines, NCOL, Quantity, Section, State, SummaryCells, Unit, Units, ends_table,
-    int_cell, um_sizes,
-};
-use crate::import::{ImportError, Progress};
+use super::cells::{Col, NCOL, Quantity, SummaryCells, Unit, Units, int_cell, shown, um_sizes};
+use super::lines::{Line, Lines};
+use super::{Section, State, ends_table};
+use crate::import::ImportError;
 use crate::model::{SummarySection, UnifiedMemorySummaryRow};
+
+/// Splits CSV lines (RFC 4180: `,` between fields, `"` around fields that hold commas, `""`
+/// for a quote inside them) into cells, in time linear in the line. One serves a whole file:
+/// its buffers are reused for every line.
+#[derive(Debug, Default)]
+pub(super) struct Splitter {
+    /// The cells of the last line, unquoted, one after the other.
+    buf: String,
+    /// End of each cell in `buf`.
+    ends: Vec<usize>,
+}
+
+impl Splitter {
+    /// Splits `line` into cells. A quote left open runs to the end of the line; text after a
+    /// closing quote is kept as written.
+    pub(super) fn split(&mut self, line: &str) {
+        self.buf.clear();
+        self.ends.clear();
+        let b = line.as_bytes();
+        let len = b.len();
+        let mut i = 0;
+        loop {
+            if b.get(i) == Some(&b'"') {
+                i += 1;
+                loop {
+                    match memchr::memchr(b'"', &b[i..]) {
+                        None => {
+                            self.buf.push_str(&line[i..]);
+                            i = len;
+                            break;
+                        }
+                        Some(k) => {
+                            self.buf.push_str(&line[i..i + k]);
+                            i += k + 1;
+                            if b.get(i) == Some(&b'"') {
+                                self.buf.push('"');
+                                i += 1;
+                            } else {
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            let end = memchr::memchr(b',', &b[i..]).map_or(len, |k| i + k);
+            self.buf.push_str(&line[i..end]);
+            self.ends.push(self.buf.len());
+            if end >= len {
+                break;
+            }
+            i = end + 1;
+        }
+    }
+
+    /// Number of cells.
+    pub(super) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Cell `i`, as written (not trimmed).
+    pub(super) fn get(&self, i: usize) -> Option<&str> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        self.buf.get(start..end)
+    }
+
+    /// The cells in order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.ends.len()).map(|i| self.get(i).unwrap_or(""))
+    }
+
+    /// The cells, trimmed, as owned strings (for headers, which outlive the next line).
+    fn owned(&self) -> Vec<String> {
+        self.iter().map(|c| c.trim().to_string()).collect()
+    }
+}
 
 /// What a CSV header announces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,66 +131,15 @@ fn classify(names: &[String]) -> Kind {
     Kind::Unknown
 }
 
-/// Splits one CSV line into its cells.
-fn split_line(line: &str) -> Vec<String> {
-    let mut rdr = ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(line.as_bytes());
-    let mut rec = ByteRecord::new();
-    match rdr.read_byte_record(&mut rec) {
-        Ok(true) => rec
-            .iter()
-            .map(|f| String::from_utf8_lossy(f).trim().to_string())
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// A data region: the lines after the header (and units row) up to the end of the table.
-struct Region<'t> {
-    bytes: &'t [u8],
-    /// Byte offset of the region in the file.
-    start: usize,
-    /// Line number of its first line.
-    first_no: usize,
-    /// Byte offset of its last line.
-    last_line_start: usize,
-    /// The file ends inside the region's last line (no final newline): it may be cut short.
-    open_end: bool,
-    /// Number of lines.
-    lines: usize,
-}
-
-fn region<'t>(lines: &mut Lines<'_>, text: &'t str) -> Region<'t> {
-    let start = lines.pos();
-    let first_no = lines.peek().map_or(0, |l| l.no);
-    let mut last_line_start = start;
-    let mut n = 0;
-    while let Some(l) = lines.next_row() {
-        last_line_start = l.start;
-        n += 1;
-    }
-    let end = lines.pos();
-    Region {
-        bytes: text.as_bytes().get(start..end).unwrap_or(&[]),
-        start,
-        first_no,
-        last_line_start,
-        open_end: n > 0 && end == text.len() && !text.ends_with('\n'),
-        lines: n,
-    }
-}
-
-/// Reads the table whose header is `header` (already consumed from `lines`).
+/// Reads the table whose header (line number and text) was just consumed from `lines`.
 pub(super) fn table(
     st: &mut State<'_>,
     lines: &mut Lines<'_>,
-    header: Line<'_>,
-    text: &str,
-    progress: &Progress,
+    sp: &mut Splitter,
+    (header_no, header): (usize, String),
 ) -> Result<(), ImportError> {
-    let names = split_line(header.text);
+    sp.split(&header);
+    let names = sp.owned();
     let kind = if st.section == Section::Metrics {
         Kind::Metrics
     } else {
@@ -125,42 +147,36 @@ pub(super) fn table(
     };
     match kind {
         Kind::Unknown => {
-            let shown: String = header.text.chars().take(60).collect();
-            let no = header.no;
+            let shown = shown(&header, 60);
             st.problem("unknown_table", || {
-                format!("a CSV table warpscope does not know was skipped (header on line {no}: `{shown}`)")
+                format!(
+                    "a CSV table warpscope does not know was skipped (header on line \
+                     {header_no}: `{shown}`)"
+                )
             });
-            lines.skip_table();
-            Ok(())
+            lines.skip_table()
         }
         Kind::Metrics => {
-            let mut body = format!("{}\n", header.text);
-            let mut rows = 0u64;
-            while let Some(l) = lines.next_row() {
-                body.push_str(l.text);
-                body.push('\n');
-                rows += 1;
+            st.begin_metrics_table(header_no, &header);
+            while let Some(l) = lines.next_row()? {
+                st.metrics_line(l.text, l.no);
             }
-            st.metrics_table(header.no, &body, rows);
+            st.flush_metrics();
             Ok(())
         }
-        Kind::UnifiedMemory => {
-            let r = region(lines, text);
-            unified_memory(st, &names, &r, header.no)
-        }
+        Kind::UnifiedMemory => unified_memory(st, lines, sp, &names, header_no),
         Kind::GpuTrace | Kind::ApiTrace | Kind::Summary { .. } => {
-            let Some(units) = units_row(st, lines, &names, header.no)? else {
-                st.empty_tables.push(header.no);
+            let Some(units) = units_row(st, lines, sp, &names, header_no)? else {
+                st.empty_table(header_no);
                 return Ok(());
             };
-            let r = region(lines, text);
-            if r.lines == 0 {
-                st.empty_tables.push(header.no);
+            if lines.peek()?.is_none_or(|l| ends_table(l.text)) {
+                st.empty_table(header_no);
                 return Ok(());
             }
             match kind {
-                Kind::Summary { typed } => summary(st, &names, &units, &r, typed, progress),
-                _ => trace(st, &names, &units, &r, kind == Kind::GpuTrace, progress),
+                Kind::Summary { typed } => summary(st, lines, sp, &names, &units, typed, header_no),
+                _ => trace(st, lines, sp, &names, &units, kind == Kind::GpuTrace),
             }
         }
     }
@@ -171,31 +187,36 @@ pub(super) fn table(
 fn units_row(
     st: &State<'_>,
     lines: &mut Lines<'_>,
+    sp: &mut Splitter,
     names: &[String],
     header_no: usize,
 ) -> Result<Option<Vec<Unit>>, ImportError> {
-    let Some(line) = lines.peek().filter(|l| !ends_table(l.text)) else {
+    let Some(line) = lines.peek()?.filter(|l| !ends_table(l.text)) else {
         return Ok(None);
     };
-    let cells = split_line(line.text);
-    if cells.iter().any(|c| c.bytes().any(|b| b.is_ascii_digit())) {
-        let shown: String = line.text.chars().take(40).collect();
+    let no = line.no;
+    if line.text.bytes().any(|b| b.is_ascii_digit()) {
+        let shown = shown(line.text, 40);
         return Err(st.corrupt(
-            line.no,
+            no,
             format!(
                 "the units row is missing: nvprof writes one unit per column (`s,ms,,...`) on \
                  the line after the header (line {header_no}), but this line is data (`{shown}`)"
             ),
         ));
     }
-    lines.next();
+    sp.split(line.text);
     let mut units = Vec::with_capacity(names.len());
     for (i, name) in names.iter().enumerate() {
-        let cell = cells.get(i).map_or("", String::as_str);
+        let cell = sp.get(i).unwrap_or("").trim();
         let Some(unit) = Unit::parse(cell) else {
             return Err(st.corrupt(
-                line.no,
-                format!("unknown unit `{cell}` for column `{name}` in the units row"),
+                no,
+                format!(
+                    "unknown unit `{}` for column `{}` in the units row",
+                    shown(cell, 40),
+                    shown(name, 80)
+                ),
             ));
         };
         let needs_time = matches!(
@@ -204,7 +225,7 @@ fn units_row(
         );
         if needs_time && !matches!(unit, Unit::Time(_)) {
             return Err(st.corrupt(
-                line.no,
+                no,
                 format!(
                     "column `{name}` has unit `{cell}` in the units row; expected s, ms, us or ns"
                 ),
@@ -213,7 +234,7 @@ fn units_row(
         let needs_size = Col::from_header(name).is_some_and(|c| c.quantity() == Quantity::Bytes);
         if needs_size && !matches!(unit, Unit::Bytes(_) | Unit::Plain) {
             return Err(st.corrupt(
-                line.no,
+                no,
                 format!(
                     "column `{name}` has unit `{cell}` in the units row; expected B, KB, MB or GB"
                 ),
@@ -221,33 +242,13 @@ fn units_row(
         }
         units.push(unit);
     }
+    lines.next()?;
     Ok(Some(units))
 }
 
-fn reader(bytes: &[u8]) -> ::csv::Reader<&[u8]> {
-    ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .buffer_capacity(1 << 16)
-        .from_reader(bytes)
-}
-
-/// Where a record starts: (line number, true if it is the region's last line and the file ends
-/// inside it).
-fn record_place(rec: &ByteRecord, r: &Region<'_>) -> (usize, bool) {
-    let (line, byte) = rec.position().map_or((1, 0), |p| {
-        (
-            usize::try_from(p.line()).unwrap_or(1),
-            usize::try_from(p.byte()).unwrap_or(0),
-        )
-    });
-    let no = r.first_no + line.saturating_sub(1);
-    (no, r.open_end && r.start + byte >= r.last_line_start)
-}
-
-/// Checks a record's field count. Returns false if the record must be skipped.
-fn check_fields(st: &mut State<'_>, rec: &ByteRecord, ncols: usize, no: usize, cut: bool) -> bool {
-    let n = rec.len();
+/// Checks the field count of the row on line `no` (`cut`: the file ends inside it). Returns
+/// false if the row must be skipped.
+fn check_fields(st: &mut State<'_>, n: usize, ncols: usize, no: usize, cut: bool) -> bool {
     if cut && n < ncols {
         st.problem("truncated", || {
             format!(
@@ -279,18 +280,31 @@ fn check_fields(st: &mut State<'_>, rec: &ByteRecord, ncols: usize, no: usize, c
     true
 }
 
-fn field(f: &[u8]) -> &str {
-    std::str::from_utf8(f).unwrap_or("")
+/// Splits the next row of the table, checking its field count: `None` at the end of the
+/// table, `Some(None)` for a row to skip, else the row's line number.
+fn next_record(
+    st: &mut State<'_>,
+    lines: &mut Lines<'_>,
+    sp: &mut Splitter,
+    ncols: usize,
+) -> Result<Option<Option<usize>>, ImportError> {
+    let Some(Line { no, text, open_end }) = lines.next_row()? else {
+        return Ok(None);
+    };
+    sp.split(text);
+    Ok(Some(
+        check_fields(st, sp.len(), ncols, no, open_end).then_some(no),
+    ))
 }
 
 /// A GPU trace (`gpu`) or API trace.
 fn trace(
     st: &mut State<'_>,
+    lines: &mut Lines<'_>,
+    sp: &mut Splitter,
     names: &[String],
     col_units: &[Unit],
-    r: &Region<'_>,
     gpu: bool,
-    progress: &Progress,
 ) -> Result<(), ImportError> {
     let map = st.trace_columns(names.iter().map(String::as_str));
     let mut units: Units = [Unit::Plain; NCOL];
@@ -301,32 +315,14 @@ fn trace(
     }
     let has_corr = map.contains(&Some(Col::Correlation));
     let ncols = names.len();
-    let mut rdr = reader(r.bytes);
-    let mut rec = ByteRecord::new();
-    let mut n = 0u64;
-    loop {
-        match rdr.read_byte_record(&mut rec) {
-            Ok(true) => {}
-            Ok(false) => break,
-            Err(e) => {
-                let (no, _) = record_place(&rec, r);
-                return Err(st.corrupt(no, format!("unreadable CSV: {e}")));
-            }
-        }
-        n += 1;
-        let (no, cut) = record_place(&rec, r);
-        st.checkpoint(
-            progress,
-            n,
-            rec.position().map_or(0, |p| p.byte()) + r.start as u64,
-        )?;
-        if !check_fields(st, &rec, ncols, no, cut) {
+    while let Some(row) = next_record(st, lines, sp, ncols)? {
+        let Some(no) = row else {
             continue;
-        }
+        };
         let mut cells = [""; NCOL];
-        for (f, c) in rec.iter().zip(&map) {
+        for (f, c) in sp.iter().zip(&map) {
             if let Some(c) = c {
-                cells[*c as usize] = field(f);
+                cells[*c as usize] = f;
             }
         }
         st.trace_row(gpu, &cells, &units, has_corr, no);
@@ -338,11 +334,12 @@ fn trace(
 /// `Type`, the section then comes from the `==PID== API calls:` line).
 fn summary(
     st: &mut State<'_>,
+    lines: &mut Lines<'_>,
+    sp: &mut Splitter,
     names: &[String],
     units: &[Unit],
-    r: &Region<'_>,
     typed: bool,
-    progress: &Progress,
+    header_no: usize,
 ) -> Result<(), ImportError> {
     let idx = |n: &str| names.iter().position(|c| c == n);
     let (Some(pct), Some(time), Some(calls), Some(avg), Some(min), Some(max), Some(name)) = (
@@ -355,7 +352,7 @@ fn summary(
         idx("Name"),
     ) else {
         return Err(st.corrupt(
-            r.first_no.saturating_sub(2),
+            header_no,
             "summary header lacks one of Time(%), Time, Calls, Avg, Min, Max, Name",
         ));
     };
@@ -366,17 +363,12 @@ fn summary(
     } else {
         SummarySection::GpuActivities
     };
-    let mut rdr = reader(r.bytes);
-    let mut rec = ByteRecord::new();
-    while rdr.read_byte_record(&mut rec).unwrap_or(false) {
-        let (no, cut) = record_place(&rec, r);
-        if progress.is_cancelled() {
-            return Err(st.cancelled());
-        }
-        if !check_fields(st, &rec, ncols, no, cut) {
+    let units = [units[time], units[avg], units[min], units[max]];
+    while let Some(row) = next_record(st, lines, sp, ncols)? {
+        let Some(no) = row else {
             continue;
-        }
-        let cell = |i: usize| rec.get(i).map_or("", field).trim();
+        };
+        let cell = |i: usize| sp.get(i).unwrap_or("").trim();
         let section = if typed {
             let t = ty.map_or("", cell);
             match t {
@@ -384,6 +376,7 @@ fn summary(
                 "API calls" => SummarySection::ApiCalls,
                 _ => {
                     st.problem("unread_summary_section", || {
+                        let t = shown(t, 60);
                         format!("summary rows of type `{t}` are not read (first at line {no})")
                     });
                     continue;
@@ -397,7 +390,6 @@ fn summary(
             times: [cell(time), cell(avg), cell(min), cell(max)],
             calls: cell(calls),
         };
-        let units = [units[time], units[avg], units[min], units[max]];
         st.summary_row(section, cell(name), &cells, units, no);
     }
     Ok(())
@@ -407,12 +399,13 @@ fn summary(
 /// "Total Size","Total Time",""` with units inside the values and no units row.
 fn unified_memory(
     st: &mut State<'_>,
+    lines: &mut Lines<'_>,
+    sp: &mut Splitter,
     names: &[String],
-    r: &Region<'_>,
     header_no: usize,
 ) -> Result<(), ImportError> {
-    if r.lines == 0 {
-        st.empty_tables.push(header_no);
+    if lines.peek()?.is_none_or(|l| ends_table(l.text)) {
+        st.empty_table(header_no);
         return Ok(());
     }
     let idx = |n: &str| names.iter().position(|c| c == n);
@@ -428,14 +421,11 @@ fn unified_memory(
     ];
     let (device, count, time) = (idx("Device"), idx("Count"), idx("Total Time"));
     let ncols = names.len();
-    let mut rdr = reader(r.bytes);
-    let mut rec = ByteRecord::new();
-    while rdr.read_byte_record(&mut rec).unwrap_or(false) {
-        let (no, cut) = record_place(&rec, r);
-        if !check_fields(st, &rec, ncols, no, cut) {
+    while let Some(row) = next_record(st, lines, sp, ncols)? {
+        let Some(no) = row else {
             continue;
-        }
-        let cell = |i: Option<usize>| i.and_then(|i| rec.get(i)).map_or("", field).trim();
+        };
+        let cell = |i: Option<usize>| i.and_then(|i| sp.get(i)).unwrap_or("").trim();
         let parsed = um_sizes(cols.map(cell)).and_then(|sizes| Ok((int_cell(cell(count))?, sizes)));
         let (count, [avg, min, max, total]) = match parsed {
             Ok(v) => v,
@@ -468,4 +458,26 @@ fn unified_memory(
         st.um_summary_row(row);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cells(line: &str) -> Vec<String> {
+        let mut sp = Splitter::default();
+        sp.split(line);
+        sp.iter().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn splitter_handles_quotes() {
+        assert_eq!(cells(r#""a","b, c",,d"#), ["a", "b, c", "", "d"]);
+        assert_eq!(cells(r#""say ""hi""",x"#), [r#"say "hi""#, "x"]);
+        assert_eq!(cells(r#""open, to the end"#), ["open, to the end"]);
+        assert_eq!(cells(r#""q"after,z"#), ["qafter", "z"]);
+        assert_eq!(cells(r#"mid"quote,z"#), [r#"mid"quote"#, "z"]);
+        assert_eq!(cells(""), [""]);
+        assert_eq!(cells("a,"), ["a", ""]);
+    }
 }

@@ -4,11 +4,12 @@
 //! `GPU activities:` / `API calls:` labels) and the ≤ CUDA 8 layout (no `Type` column), and the
 //! Unified Memory block. Every value carries its own unit (`812ns`, `8.0000KB`); `-` is missing.
 
-use super::{
-    Cells, Col, Line, Lines, NCOL, Section, State, SummaryCells, Unit, Units, int_cell, um_device,
-    um_sizes,
+use super::cells::{
+    Cells, Col, NCOL, SummaryCells, Unit, Units, int_cell, shown, um_device, um_sizes,
 };
-use crate::import::{ImportError, Progress};
+use super::lines::Lines;
+use super::{Section, State};
+use crate::import::ImportError;
 use crate::model::{SummarySection, UnifiedMemorySummaryRow};
 
 /// What a text table header announces.
@@ -84,43 +85,68 @@ pub(super) fn header_kind(line: &str) -> Option<HeaderKind> {
     }
 }
 
-/// Reads the table whose header is `header` (already consumed from `lines`).
+/// Reads the table whose header (line number and text) was just consumed from `lines`.
 pub(super) fn table(
     st: &mut State<'_>,
     lines: &mut Lines<'_>,
-    header: Line<'_>,
+    (header_no, header): (usize, String),
     kind: HeaderKind,
-    progress: &Progress,
 ) -> Result<(), ImportError> {
     let rows_before = st.rows;
     let mut any_line = false;
     match kind {
-        HeaderKind::Trace => trace(st, lines, header, progress, &mut any_line)?,
-        HeaderKind::Summary { typed } => summary(st, lines, typed, &mut any_line),
-        HeaderKind::UnifiedMemory => unified_memory(st, lines, &mut any_line),
+        HeaderKind::Trace => trace(st, lines, &header, &mut any_line)?,
+        HeaderKind::Summary { typed } => summary(st, lines, typed, &mut any_line)?,
+        HeaderKind::UnifiedMemory => unified_memory(st, lines, &mut any_line)?,
     }
     if !any_line && st.rows == rows_before {
-        st.empty_tables.push(header.no);
+        st.empty_table(header_no);
     }
     Ok(())
+}
+
+/// Where the cell of a known column lies in a fixed-width row.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    col: Col,
+    /// Where the cell starts: the end of the previous column's header.
+    from: usize,
+    /// Where the cell (and its header) ends.
+    end: usize,
+    /// Where the header starts (the `Name` cell runs from there to the end of the line).
+    start: usize,
+}
+
+/// The spans of the known columns of a trace header (unknown columns only bound their
+/// neighbours).
+fn spans(st: &mut State<'_>, header: &str) -> Vec<Span> {
+    let cols = header_columns(header);
+    let map = st.trace_columns(cols.iter().map(|c| c.2));
+    let mut prev_end = 0;
+    let mut spans = Vec::new();
+    for (col, &(start, end, _)) in map.into_iter().zip(&cols) {
+        if let Some(col) = col {
+            spans.push(Span {
+                col,
+                from: prev_end,
+                end,
+                start,
+            });
+        }
+        prev_end = end;
+    }
+    spans
 }
 
 /// A `--print-gpu-trace` or `--print-api-trace` table.
 fn trace(
     st: &mut State<'_>,
     lines: &mut Lines<'_>,
-    header: Line<'_>,
-    progress: &Progress,
+    header: &str,
     any_line: &mut bool,
 ) -> Result<(), ImportError> {
-    let cols = header_columns(header.text);
-    let map = st.trace_columns(cols.iter().map(|c| c.2));
-    let spans: Vec<(Option<Col>, usize, usize)> = map
-        .into_iter()
-        .zip(&cols)
-        .map(|(col, &(start, end, _))| (col, start, end))
-        .collect();
-    let has = |c: Col| spans.iter().any(|s| s.0 == Some(c));
+    let spans = spans(st, header);
+    let has = |c: Col| spans.iter().any(|s| s.col == c);
     let gpu = [
         Col::Device,
         Col::GridSize,
@@ -132,11 +158,8 @@ fn trace(
     .any(has);
     let has_corr = has(Col::Correlation);
     let units: Units = [Unit::Inline; NCOL];
-    let mut n = 0u64;
-    while let Some(l) = lines.next_row() {
+    while let Some(l) = lines.next_row()? {
         *any_line = true;
-        n += 1;
-        st.checkpoint(progress, n, l.start as u64)?;
         let Some(cells) = row_cells(l.text, &spans) else {
             st.bad_row(l.no, "the line does not fit the table's columns");
             continue;
@@ -148,20 +171,19 @@ fn trace(
 
 /// Cuts a fixed-width row into cells: each cell ends where its header ends (cells are
 /// right-aligned) and starts where the previous header ended; `Name` runs to the end of the line.
-fn row_cells<'a>(line: &'a str, spans: &[(Option<Col>, usize, usize)]) -> Option<Cells<'a>> {
+/// Time linear in the row: columns past its end are empty and not visited.
+fn row_cells<'a>(line: &'a str, spans: &[Span]) -> Option<Cells<'a>> {
     let mut cells = [""; NCOL];
     let len = line.len();
-    let mut prev_end = 0;
-    for &(col, start, end) in spans {
-        if col == Some(Col::Name) {
-            cells[Col::Name as usize] = line.get(start.min(len)..)?.trim();
+    for s in spans {
+        if s.col == Col::Name {
+            cells[Col::Name as usize] = line.get(s.start.min(len)..)?.trim();
             break;
         }
-        let cell = line.get(prev_end.min(len)..end.min(len))?.trim();
-        if let Some(c) = col {
-            cells[c as usize] = cell;
+        if s.from >= len {
+            break;
         }
-        prev_end = end;
+        cells[s.col as usize] = line.get(s.from..s.end.min(len))?.trim();
     }
     Some(cells)
 }
@@ -191,7 +213,12 @@ enum Label {
 }
 
 /// A `Profiling result:` summary, in either layout.
-fn summary(st: &mut State<'_>, lines: &mut Lines<'_>, typed: bool, any_line: &mut bool) {
+fn summary(
+    st: &mut State<'_>,
+    lines: &mut Lines<'_>,
+    typed: bool,
+    any_line: &mut bool,
+) -> Result<(), ImportError> {
     let mut label = if typed {
         Label::Unset
     } else if st.section == Section::ApiCalls {
@@ -199,7 +226,7 @@ fn summary(st: &mut State<'_>, lines: &mut Lines<'_>, typed: bool, any_line: &mu
     } else {
         Label::Known(SummarySection::GpuActivities)
     };
-    while let Some(l) = lines.next_row() {
+    while let Some(l) = lines.next_row()? {
         *any_line = true;
         let mut rest = l.text.trim_start();
         if typed && rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
@@ -216,6 +243,7 @@ fn summary(st: &mut State<'_>, lines: &mut Lines<'_>, typed: bool, any_line: &mu
                 other => {
                     let no = l.no;
                     st.problem("unread_summary_section", || {
+                        let other = shown(other, 60);
                         format!("summary rows of type `{other}` are not read (first at line {no})")
                     });
                     Label::Skipped
@@ -252,11 +280,16 @@ fn summary(st: &mut State<'_>, lines: &mut Lines<'_>, typed: bool, any_line: &mu
         };
         st.summary_row(section, name, &cells, [Unit::Inline; 4], l.no);
     }
+    Ok(())
 }
 
 /// The Unified Memory block: `Device "TITAN Xp (0)"`, then the table (repeated per device).
-fn unified_memory(st: &mut State<'_>, lines: &mut Lines<'_>, any_line: &mut bool) {
-    while let Some(l) = lines.next_row() {
+fn unified_memory(
+    st: &mut State<'_>,
+    lines: &mut Lines<'_>,
+    any_line: &mut bool,
+) -> Result<(), ImportError> {
+    while let Some(l) = lines.next_row()? {
         *any_line = true;
         let t = l.text.trim();
         if let Some(device) = um_device(t) {
@@ -292,6 +325,7 @@ fn unified_memory(st: &mut State<'_>, lines: &mut Lines<'_>, any_line: &mut bool
         };
         st.um_summary_row(row);
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -320,10 +354,8 @@ mod tests {
     fn rows_are_cut_at_column_ends() {
         let h = "   Start  Duration            Grid Size           Device  Name";
         let r = "309.24ms  1.6783ms          (32768 1 1)     TITAN Xp (0)  void k(int) [128]";
-        let spans: Vec<_> = header_columns(h)
-            .into_iter()
-            .map(|(s, e, n)| (Col::from_header(n), s, e))
-            .collect();
+        let mut st = State::new(std::path::Path::new("t"));
+        let spans = spans(&mut st, h);
         let cells = row_cells(r, &spans).unwrap_or([""; NCOL]);
         assert_eq!(cells[Col::Start as usize], "309.24ms");
         assert_eq!(cells[Col::GridSize as usize], "(32768 1 1)");
