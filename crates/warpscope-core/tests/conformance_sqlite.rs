@@ -1394,3 +1394,29 @@ fn a_string_table_without_an_index_resolves_the_same_names() {
     assert_eq!(top3(&p), top3(&baseline));
     assert_eq!(warning_codes(&p), warning_codes(&baseline));
 }
+
+#[test]
+fn views_are_never_read() {
+    // A view under an activity table's name that would never end: ignored, with a warning.
+    let rel = "nsys-sqlite/nsys2025.5_vecadd_report1.sqlite";
+    let Some(conn) = sample_copy(rel) else {
+        return;
+    };
+    let baseline = import_copy(rel, sample_copy(rel).unwrap()).unwrap();
+    conn.execute_batch(
+        "CREATE VIEW CUPTI_ACTIVITY_KIND_MEMSET AS
+             WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n)
+             SELECT x AS start, x + 1 AS \"end\", 0 AS deviceId, 7 AS streamId, 8 AS bytes
+             FROM n;",
+    )
+    .unwrap();
+    let p = import_copy(rel, conn).unwrap();
+    assert_eq!(p.event_count(), baseline.event_count());
+    let w = warning(&p, "sqlite_view_ignored");
+    assert_eq!(w.count, 1);
+    assert!(
+        w.message.contains("CUPTI_ACTIVITY_KIND_MEMSET"),
+        "{}",
+        w.message
+    );
+}

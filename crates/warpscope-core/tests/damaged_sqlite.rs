@@ -406,3 +406,65 @@ fn every_damaged_sample_database_fails_clearly_or_loads_sanely() {
         tally.failures.join("\n")
     );
 }
+
+/// An Nsight Systems export of `n` runtime calls, each with its own name, thread and process,
+/// and a `StringIds` table with (`indexed`) or without an index on its ids.
+fn many_names_export(n: i64, indexed: bool) -> Vec<u8> {
+    let mut c = Connection::open_in_memory().unwrap();
+    let key = if indexed {
+        "INTEGER PRIMARY KEY"
+    } else {
+        "INTEGER"
+    };
+    c.execute_batch(&format!(
+        "CREATE TABLE StringIds (id {key}, value TEXT);
+         CREATE TABLE EXPORT_META_DATA (name TEXT, value TEXT);
+         CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, nameId INTEGER,
+             eventClass INTEGER, globalTid INTEGER, correlationId INTEGER);
+         CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);"
+    ))
+    .unwrap();
+    let tx = c.transaction().unwrap();
+    for i in 0..n {
+        let g = ((i + 1) << 24) | 1;
+        tx.execute(
+            "INSERT INTO StringIds VALUES (?1, ?2)",
+            (i, format!("cudaCall{i}")),
+        )
+        .unwrap();
+        tx.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?1, ?2, ?3, 0, ?4, ?5)",
+            (i * 10, i * 10 + 5, i, g, i),
+        )
+        .unwrap();
+        tx.execute(
+            "INSERT INTO PROCESSES VALUES (?1, ?2, ?3)",
+            ((i + 1) << 24, i + 1, format!("p{i}")),
+        )
+        .unwrap();
+    }
+    tx.commit().unwrap();
+    c.serialize(MAIN_DB).unwrap().to_vec()
+}
+
+/// Prints import times of exports with many distinct names, threads and processes (string
+/// lookups without an index, process names checked against a list were quadratic). A
+/// measurement, not a check: `cargo test -p warpscope-core --test damaged_sqlite -- --ignored
+/// --nocapture`.
+#[test]
+#[ignore = "measurement"]
+fn measure_many_distinct_names() {
+    for n in [20_000, 50_000, 200_000] {
+        for indexed in [true, false] {
+            let data = many_names_export(n, indexed);
+            let t = std::time::Instant::now();
+            let p = import_bytes(Path::new("many.sqlite"), &data, &Progress::new()).unwrap();
+            println!(
+                "{n} calls, string ids {}: {:.2} s ({} events)",
+                if indexed { "indexed" } else { "not indexed" },
+                t.elapsed().as_secs_f64(),
+                p.event_count()
+            );
+        }
+    }
+}

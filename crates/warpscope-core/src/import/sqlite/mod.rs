@@ -42,7 +42,7 @@ pub fn import(
     let path = input.path();
     let (mut reader, compressed, file_bytes) = input.open()?;
     progress.set_total(file_bytes);
-    let db = match input {
+    let mut db = match input {
         _ if compressed => {
             let temp = TempFile::decompress(path, &mut reader)?;
             let mut db = Db::open_file(&temp.path, path, file_bytes)?;
@@ -68,6 +68,20 @@ pub fn import(
             ),
         });
     };
+    if !db.views.is_empty() {
+        db.views.sort();
+        let shown: Vec<&str> = db.views.iter().take(8).map(String::as_str).collect();
+        b.warn(
+            "sqlite_view_ignored",
+            u64::try_from(db.views.len()).unwrap_or(u64::MAX),
+            format!(
+                "the database defines views ({}{}), which warpscope does not read: profilers \
+                 write tables only",
+                shown.join(", "),
+                if db.views.len() > 8 { ", ..." } else { "" }
+            ),
+        );
+    }
     b.source.file_bytes = file_bytes;
     b.source.compressed = compressed;
     b.source.content_bytes = db.temp.as_ref().map_or(file_bytes, |t| t.bytes);
@@ -92,6 +106,8 @@ pub(super) struct Db {
     conn: Connection,
     path: PathBuf,
     tables: FxHashSet<String>,
+    /// Views, which are never read (see [`Db::with_connection`]).
+    views: Vec<String>,
     file_bytes: u64,
     /// The decompressed copy of a gzip-compressed database, removed when the import ends.
     temp: Option<TempFile>,
@@ -165,7 +181,9 @@ impl Db {
         Self::with_connection(conn, path, data.len() as u64)
     }
 
-    /// Lists the tables of an open connection.
+    /// Lists the tables of an open connection. Views are listed apart and never read: a view is
+    /// a query, and a hostile one (a recursive CTE, a cross join of large tables) would run for
+    /// ever from a file of a few kilobytes; neither nvprof nor Nsight Systems writes views.
     fn with_connection(
         conn: Connection,
         path: &Path,
@@ -177,9 +195,10 @@ impl Db {
         // a failure here is not an error.
         let _ = conn.execute_batch("PRAGMA cache_size = -8192;");
         let mut tables = FxHashSet::default();
+        let mut views = Vec::new();
         {
             let mut stmt = conn
-                .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+                .prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')")
                 .map_err(|e| corrupt("table sqlite_master", &e))?;
             let mut rows = stmt
                 .query([])
@@ -189,7 +208,12 @@ impl Db {
                 .map_err(|e| corrupt("table sqlite_master", &e))?
             {
                 if let Ok(ValueRef::Text(t)) = row.get_ref(0) {
-                    tables.insert(String::from_utf8_lossy(t).into_owned());
+                    let name = String::from_utf8_lossy(t).into_owned();
+                    if text(row, 1) == Some("view") {
+                        views.push(name);
+                    } else {
+                        tables.insert(name);
+                    }
                 }
             }
         }
@@ -197,6 +221,7 @@ impl Db {
             conn,
             path: path.to_path_buf(),
             tables,
+            views,
             file_bytes,
             temp: None,
         })
