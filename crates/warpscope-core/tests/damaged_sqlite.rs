@@ -8,7 +8,8 @@
 //! table) or a load; a load must have no negative duration, no end that overflows, a span that
 //! is neither negative nor overflowing, and non-negative GPU totals in every summary table. A
 //! damaged time (`start`, `end`, `timestamp`) must also give an error or a warning that names
-//! the table. Panics are caught and reported by variant.
+//! the table, and so must a missing nvprof activity table. Panics are caught and reported by
+//! variant.
 //!
 //! The default run covers a deterministic subset (every table-level damage, every damage of a
 //! time column and every third of the others); `WARPSCOPE_SLOW_TESTS=1` runs the full matrix.
@@ -42,6 +43,18 @@ const NVPROF_TABLES: [&str; 15] = [
     "CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER",
     "StringTable",
     "Version",
+];
+
+/// nvprof activity tables (nvprof writes them all, even empty).
+const NVPROF_ACTIVITY: [&str; 8] = [
+    "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL",
+    "CUPTI_ACTIVITY_KIND_KERNEL",
+    "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "CUPTI_ACTIVITY_KIND_DRIVER",
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    "CUPTI_ACTIVITY_KIND_MARKER",
 ];
 
 /// Tables the Nsight Systems importer reads.
@@ -101,8 +114,13 @@ impl Damage {
         }
     }
 
-    /// True for damage to a time column that leaves a value no importer may accept silently.
-    fn breaks_a_time(&self, nvprof: bool) -> bool {
+    /// True for damage no importer may accept silently: a time column holding a value outside
+    /// the plausibility rule, or (nvprof, which writes every activity table even when empty) a
+    /// missing activity table.
+    fn must_be_reported(&self, nvprof: bool) -> bool {
+        if let Self::DropTable(t) = self {
+            return nvprof && NVPROF_ACTIVITY.contains(&t.as_str());
+        }
         let Self::SetFirst(_, c, v) = self else {
             return false;
         };
@@ -335,7 +353,7 @@ fn run_variant(
             } else {
                 tally.warned += 1;
             }
-            if damage.breaks_a_time(nvprof) {
+            if damage.must_be_reported(nvprof) {
                 let named = p.warnings.iter().any(|w| {
                     new_warnings.iter().any(|(c, _)| *c == w.code)
                         && w.message.contains(damage.table())

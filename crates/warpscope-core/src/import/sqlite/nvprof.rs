@@ -94,6 +94,32 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
             ),
         );
     }
+    // nvprof writes every activity table, empty or not: one that is missing (while others are
+    // there) means a damaged file, whose missing activity the user should know about.
+    if db.has_prefix("CUPTI_ACTIVITY_KIND_") {
+        let kernels_missing = !db.has(CONCURRENT_KERNEL) && !db.has(KERNEL);
+        for table in [
+            CONCURRENT_KERNEL,
+            KERNEL,
+            MEMCPY,
+            MEMSET,
+            RUNTIME,
+            DRIVER,
+            SYNCHRONIZATION,
+            MARKER,
+        ] {
+            let reported = kernels_missing && (table == CONCURRENT_KERNEL || table == KERNEL);
+            if !db.has(table) && !reported {
+                b.warn_at(
+                    "nvprof_table_missing",
+                    1,
+                    table,
+                    "table missing (nvprof writes every activity table, even when empty): \
+                     activity of this kind is not shown",
+                );
+            }
+        }
+    }
     let mut kernel_names = FxHashMap::default();
     for table in kernel_tables {
         r.read_kernels(&mut b, table, &mut kernel_names, progress)?;
