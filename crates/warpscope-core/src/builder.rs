@@ -1,6 +1,13 @@
 //! [`ProfileBuilder`]: what every importer uses to assemble a [`Profile`]. Importers push events
 //! in any order on the file's own clock; `finish` sorts each track, computes nesting, links CPU
 //! launches to GPU work through correlation ids and moves time zero to the first event.
+//!
+//! `finish` is also the last line of defence against impossible times, whatever the importer
+//! checked: an event with a negative duration, an end that overflows `i64`, or a start or end
+//! further than [`TIME_LIMIT_NS`] from the origin is left out and counted in the warning
+//! `event_time_out_of_range`; counter samples and markers likewise (`sample_time_out_of_range`).
+//! So every time in a finished profile lies in `(-TIME_LIMIT_NS, TIME_LIMIT_NS]` and the
+//! difference of any two of them fits in an `i64`.
 
 use std::path::PathBuf;
 
@@ -12,6 +19,14 @@ use crate::model::{
     TimeOrigin, TraceId, Track, TrackKey, Warning,
 };
 use crate::strings::{StrId, StringTable};
+
+/// The largest distance from the profile origin that a time in a finished profile may have:
+/// 2^62 ns, about 146 years. Any two times of a profile then differ by less than `i64::MAX`, so
+/// spans and differences cannot overflow.
+pub const TIME_LIMIT_NS: i64 = 1 << 62;
+
+/// Marks, in the old-to-new index maps of `finish`, an event that was left out.
+const DROPPED: u32 = u32::MAX;
 
 /// An event as pushed: its track and its index in push order.
 pub type PushedEvent = (TrackId, u32);
@@ -76,6 +91,8 @@ pub struct ProfileBuilder {
     pub(crate) tracks: Vec<Track>,
     track_ids: FxHashMap<TrackKey, TrackId>,
     warnings: Vec<Warning>,
+    /// For [`ProfileBuilder::warn_at`]: per warning code, what happened and the count per place.
+    places: FxHashMap<String, (String, Vec<(String, u64)>)>,
     /// For correlation linking: `(scope, correlation)` of each API event.
     api_correlations: Vec<(u32, u64, TrackId, u32)>,
     /// For correlation linking: GPU work events with a correlation id.
@@ -115,6 +132,7 @@ impl ProfileBuilder {
             tracks: Vec::new(),
             track_ids: FxHashMap::default(),
             warnings: Vec::new(),
+            places: FxHashMap::default(),
             api_correlations: Vec::new(),
             gpu_correlations: Vec::new(),
         }
@@ -265,7 +283,7 @@ impl ProfileBuilder {
             return;
         }
         if let Some(w) = self.warnings.iter_mut().find(|w| w.code == code) {
-            w.count += count;
+            w.count = w.count.saturating_add(count);
             return;
         }
         self.warnings.push(Warning {
@@ -273,6 +291,32 @@ impl ProfileBuilder {
             message: message.into(),
             count,
         });
+    }
+
+    /// Records a problem found `count` times at `place` (a table, a section). Unlike
+    /// [`ProfileBuilder::warn`], the message names every place the code was reported from, with
+    /// its count: `CUPTI_ACTIVITY_KIND_KERNEL (2), CUPTI_ACTIVITY_KIND_RUNTIME (1): rows ...`.
+    /// `what` is kept from the first report of `code`.
+    pub fn warn_at(&mut self, code: &str, count: u64, place: &str, what: &str) {
+        if count == 0 {
+            return;
+        }
+        let (what, places) = self
+            .places
+            .entry(code.to_string())
+            .or_insert_with(|| (what.to_string(), Vec::new()));
+        match places.iter_mut().find(|(p, _)| p == place) {
+            Some((_, n)) => *n = n.saturating_add(count),
+            None => places.push((place.to_string(), count)),
+        }
+        let message = if places.len() == 1 {
+            format!("{}: {what}", places[0].0)
+        } else {
+            let list: Vec<String> = places.iter().map(|(p, n)| format!("{p} ({n})")).collect();
+            format!("{}: {what}", list.join(", "))
+        };
+        self.warn(code, count, "");
+        self.set_warning_message(code, message);
     }
 
     /// Replaces the message of warning `code` (used when the text depends on the final count).
@@ -358,13 +402,18 @@ impl ProfileBuilder {
         self.track_ids.insert(key, id);
     }
 
-    /// Sorts, nests, links and shifts everything; returns the finished profile.
+    /// Sorts, nests, links and shifts everything; returns the finished profile. Events, counter
+    /// samples and markers whose times cannot be placed within [`TIME_LIMIT_NS`] of the origin
+    /// are left out with a counted warning (see the module documentation).
     pub fn finish(mut self) -> Profile {
         let origin_raw_ns = self.origin_raw_ns.unwrap_or_else(|| self.earliest_raw_ns());
         // Sort every track by start (longest first on ties) and remember where events moved.
         let mut new_index_of: Vec<Vec<u32>> = Vec::with_capacity(self.tracks.len());
+        let mut dropped = 0u64;
         for track in &mut self.tracks {
-            new_index_of.push(sort_and_shift(&mut track.events, origin_raw_ns));
+            let (map, n) = sort_and_shift(&mut track.events, origin_raw_ns);
+            new_index_of.push(map);
+            dropped += n;
             let (depth, parent, max_depth, _) = nest(&track.events);
             track.events.depth = depth;
             track.events.parent = parent;
@@ -378,16 +427,43 @@ impl ProfileBuilder {
                 .unwrap_or(0)
                 .max(0);
         }
+        self.warn(
+            "event_time_out_of_range",
+            dropped,
+            "events with a negative duration, or a start or end that cannot be placed within \
+             2^62 ns (about 146 years) of the profile's start, were left out",
+        );
+        let mut samples_dropped = 0u64;
         for c in &mut self.counters {
-            for t in &mut c.time_ns {
-                *t = t.saturating_sub(origin_raw_ns);
-            }
+            let before = c.time_ns.len();
+            let (times, values): (Vec<i64>, Vec<f64>) = c
+                .time_ns
+                .iter()
+                .zip(&c.value)
+                .filter_map(|(&t, &v)| Some((shift(t, origin_raw_ns)?, v)))
+                .unzip();
+            samples_dropped += (before - times.len()) as u64;
+            c.time_ns = times;
+            c.value = values;
             sort_counter(c);
         }
-        for m in &mut self.markers {
-            m.time_ns = m.time_ns.saturating_sub(origin_raw_ns);
-        }
+        let before = self.markers.len();
+        self.markers
+            .retain_mut(|m| match shift(m.time_ns, origin_raw_ns) {
+                Some(t) => {
+                    m.time_ns = t;
+                    true
+                }
+                None => false,
+            });
+        samples_dropped += (before - self.markers.len()) as u64;
         self.markers.sort_by_key(|m| m.time_ns);
+        self.warn(
+            "sample_time_out_of_range",
+            samples_dropped,
+            "counter samples and markers that cannot be placed within 2^62 ns (about 146 years) \
+             of the profile's start were left out",
+        );
 
         let mut flows = link_correlations(
             &self.api_correlations,
@@ -395,8 +471,12 @@ impl ProfileBuilder {
             &new_index_of,
         );
         for ((ft, fi), (tt, ti), kind) in std::mem::take(&mut self.exact_flows) {
-            let new_index =
-                |t: TrackId, i: u32| new_index_of[t.0 as usize].get(i as usize).copied();
+            let new_index = |t: TrackId, i: u32| {
+                new_index_of[t.0 as usize]
+                    .get(i as usize)
+                    .copied()
+                    .filter(|&n| n != DROPPED)
+            };
             if let (Some(a), Some(b)) = (new_index(ft, fi), new_index(tt, ti)) {
                 flows.push(Flow {
                     from: EventRef {
@@ -415,12 +495,15 @@ impl ProfileBuilder {
         for pf in std::mem::take(&mut self.pending_flows) {
             let from_track = &self.tracks[pf.from_track.0 as usize];
             let to_track = &self.tracks[pf.to_track.0 as usize];
-            let from = enclosing_event(&from_track.events, pf.from_ns - origin_raw_ns);
-            let to = if pf.to_enclosing {
-                enclosing_event(&to_track.events, pf.to_ns - origin_raw_ns)
-            } else {
-                next_event(&to_track.events, pf.to_ns - origin_raw_ns)
-            };
+            let from = shift(pf.from_ns, origin_raw_ns)
+                .and_then(|t| enclosing_event(&from_track.events, t));
+            let to = shift(pf.to_ns, origin_raw_ns).and_then(|t| {
+                if pf.to_enclosing {
+                    enclosing_event(&to_track.events, t)
+                } else {
+                    next_event(&to_track.events, t)
+                }
+            });
             match (from, to) {
                 (Some(a), Some(b)) => flows.push(Flow {
                     from: EventRef {
@@ -473,17 +556,45 @@ impl ProfileBuilder {
         }
     }
 
+    /// Time zero when the importer gives none: the earliest start of an event with a usable
+    /// duration (so that an event `finish` drops cannot move it), else the earliest counter
+    /// sample or marker, else 0. If the events spread over more than [`TIME_LIMIT_NS`], some
+    /// times are bogus: the half of the clock range that holds more events wins, so that one
+    /// outlier cannot push every real event out of the profile.
     fn earliest_raw_ns(&self) -> i64 {
-        let events = self
-            .tracks
-            .iter()
-            .filter_map(|t| t.events.start_ns.iter().min().copied());
+        let usable = || {
+            self.tracks.iter().flat_map(|t| {
+                let ev = &t.events;
+                (0..ev.len()).filter_map(move |i| {
+                    let (s, d) = (ev.start_ns[i], ev.dur_ns[i]);
+                    (d >= 0).then(|| s.checked_add(d).map(|e| (s, e))).flatten()
+                })
+            })
+        };
+        let bounds = usable().fold(None, |acc: Option<(i64, i64)>, (s, e)| {
+            Some(acc.map_or((s, e), |(lo, hi)| (lo.min(s), hi.max(e))))
+        });
+        if let Some((lo, hi)) = bounds {
+            if i128::from(hi) - i128::from(lo) <= i128::from(TIME_LIMIT_NS) {
+                return lo;
+            }
+            let mid = lo / 2 + hi / 2;
+            let (mut low, mut high, mut high_min) = (0u64, 0u64, i64::MAX);
+            for (s, _) in usable() {
+                if s < mid {
+                    low += 1;
+                } else {
+                    high += 1;
+                    high_min = high_min.min(s);
+                }
+            }
+            return if low >= high { lo } else { high_min };
+        }
         let counters = self
             .counters
             .iter()
             .filter_map(|c| c.time_ns.iter().min().copied());
-        let earliest = events.chain(counters).min();
-        match earliest {
+        match counters.min() {
             Some(t) => t,
             None => self.markers.iter().map(|m| m.time_ns).min().unwrap_or(0),
         }
@@ -525,41 +636,96 @@ pub(crate) fn order_tracks(tracks: Vec<Track>, flows: &mut [Flow]) -> Vec<Track>
     ordered
 }
 
-/// Sorts the columns by (start, longer first), subtracts the origin, and returns for each old
-/// index its new index.
-fn sort_and_shift(ev: &mut Events, origin_raw_ns: i64) -> Vec<u32> {
-    let n = ev.len();
-    for s in &mut ev.start_ns {
-        *s = s.saturating_sub(origin_raw_ns);
+/// `t_ns` (raw file clock) relative to `origin_raw_ns`, or `None` if that is outside
+/// `(-TIME_LIMIT_NS, TIME_LIMIT_NS]` (so that the difference of two such times fits in `i64`).
+fn shift(t_ns: i64, origin_raw_ns: i64) -> Option<i64> {
+    t_ns.checked_sub(origin_raw_ns)
+        .filter(|t| (-TIME_LIMIT_NS + 1..=TIME_LIMIT_NS).contains(t))
+}
+
+/// The shifted start of an event, or `None` if it must be left out: a negative duration, or a
+/// start or end that is not within [`TIME_LIMIT_NS`] of the origin.
+fn shifted_start(start_ns: i64, dur_ns: i64, origin_raw_ns: i64) -> Option<i64> {
+    if dur_ns < 0 {
+        return None;
     }
+    let start = shift(start_ns, origin_raw_ns)?;
+    let end = start.checked_add(dur_ns)?;
+    (end <= TIME_LIMIT_NS).then_some(start)
+}
+
+/// Leaves out the events [`shifted_start`] rejects, subtracts the origin, sorts the columns by
+/// (start, longer first) and returns for each old index its new index ([`DROPPED`] for the
+/// events left out) and how many were left out.
+fn sort_and_shift(ev: &mut Events, origin_raw_ns: i64) -> (Vec<u32>, u64) {
+    let n = ev.len();
+    // Old index of each kept event, built only once an event is dropped.
+    let mut kept: Option<Vec<u32>> = None;
+    for i in 0..n {
+        match shifted_start(ev.start_ns[i], ev.dur_ns[i], origin_raw_ns) {
+            Some(s) => {
+                ev.start_ns[i] = s;
+                if let Some(k) = kept.as_mut() {
+                    k.push(u32::try_from(i).unwrap_or(u32::MAX));
+                }
+            }
+            None => {
+                if kept.is_none() {
+                    kept = Some((0..u32::try_from(i).unwrap_or(u32::MAX)).collect());
+                }
+            }
+        }
+    }
+    let dropped = match &kept {
+        Some(k) => {
+            fn pick_copy<T: Copy>(col: &mut Vec<T>, k: &[u32]) {
+                let old = std::mem::take(col);
+                *col = k.iter().map(|&i| old[i as usize]).collect();
+            }
+            pick_copy(&mut ev.start_ns, k);
+            pick_copy(&mut ev.dur_ns, k);
+            pick_copy(&mut ev.name, k);
+            pick_copy(&mut ev.kind, k);
+            pick_copy(&mut ev.detail, k);
+            (n - k.len()) as u64
+        }
+        None => 0,
+    };
+    let m = ev.len();
     let sorted = ev
         .start_ns
         .windows(2)
         .zip(ev.dur_ns.windows(2))
         .all(|(s, d)| s[0] < s[1] || (s[0] == s[1] && d[0] >= d[1]));
-    if sorted {
-        return (0..u32::try_from(n).unwrap_or(u32::MAX)).collect();
+    let perm: Option<Vec<u32>> = (!sorted).then(|| {
+        // Sort compact keys (start, longest first, original index) rather than indices into
+        // the columns: far fewer cache misses on tracks with millions of events.
+        let mut keys: Vec<(i64, std::cmp::Reverse<i64>, u32)> = (0..m)
+            .map(|i| {
+                let index = u32::try_from(i).unwrap_or(u32::MAX);
+                (ev.start_ns[i], std::cmp::Reverse(ev.dur_ns[i]), index)
+            })
+            .collect();
+        keys.sort_unstable();
+        keys.into_iter().map(|k| k.2).collect()
+    });
+    if let Some(perm) = &perm {
+        ev.start_ns = perm.iter().map(|&i| ev.start_ns[i as usize]).collect();
+        ev.dur_ns = perm.iter().map(|&i| ev.dur_ns[i as usize]).collect();
+        ev.name = perm.iter().map(|&i| ev.name[i as usize]).collect();
+        ev.kind = perm.iter().map(|&i| ev.kind[i as usize]).collect();
+        ev.detail = perm.iter().map(|&i| ev.detail[i as usize]).collect();
     }
-    // Sort compact keys (start, longest first, original index) rather than indices into the
-    // columns: far fewer cache misses on tracks with millions of events.
-    let mut keys: Vec<(i64, std::cmp::Reverse<i64>, u32)> = (0..n)
-        .map(|i| {
-            let index = u32::try_from(i).unwrap_or(u32::MAX);
-            (ev.start_ns[i], std::cmp::Reverse(ev.dur_ns[i]), index)
-        })
-        .collect();
-    keys.sort_unstable();
-    let perm: Vec<u32> = keys.into_iter().map(|k| k.2).collect();
-    ev.start_ns = perm.iter().map(|&i| ev.start_ns[i as usize]).collect();
-    ev.dur_ns = perm.iter().map(|&i| ev.dur_ns[i as usize]).collect();
-    ev.name = perm.iter().map(|&i| ev.name[i as usize]).collect();
-    ev.kind = perm.iter().map(|&i| ev.kind[i as usize]).collect();
-    ev.detail = perm.iter().map(|&i| ev.detail[i as usize]).collect();
-    let mut new_index_of = vec![0u32; n];
-    for (new, &old) in perm.iter().enumerate() {
-        new_index_of[old as usize] = u32::try_from(new).unwrap_or(u32::MAX);
+    if kept.is_none() && perm.is_none() {
+        return ((0..u32::try_from(n).unwrap_or(u32::MAX)).collect(), 0);
     }
-    new_index_of
+    let mut new_index_of = vec![DROPPED; n];
+    for new in 0..m {
+        let compact = perm.as_ref().map_or(new, |p| p[new] as usize);
+        let old = kept.as_ref().map_or(compact, |k| k[compact] as usize);
+        new_index_of[old] = u32::try_from(new).unwrap_or(DROPPED);
+    }
+    (new_index_of, dropped)
 }
 
 /// Computes depth and parent for sorted events. An event nests under the innermost open event
@@ -624,16 +790,25 @@ fn link_correlations(
         by_corr.insert((scope, corr), (track, index));
     }
     let mut flows = Vec::with_capacity(gpu.len());
+    let new_index = |t: TrackId, i: u32| {
+        new_index_of[t.0 as usize]
+            .get(i as usize)
+            .copied()
+            .filter(|&n| n != DROPPED)
+    };
     for &(scope, corr, track, index) in gpu {
-        if let Some(&(api_track, api_index)) = by_corr.get(&(scope, corr)) {
+        if let Some(&(api_track, api_index)) = by_corr.get(&(scope, corr))
+            && let (Some(from), Some(to)) =
+                (new_index(api_track, api_index), new_index(track, index))
+        {
             flows.push(Flow {
                 from: EventRef {
                     track: api_track.0,
-                    index: new_index_of[api_track.0 as usize][api_index as usize],
+                    index: from,
                 },
                 to: EventRef {
                     track: track.0,
-                    index: new_index_of[track.0 as usize][index as usize],
+                    index: to,
                 },
                 kind: FlowKind::Launch,
             });
@@ -741,5 +916,111 @@ mod tests {
         assert_eq!(p.warnings.len(), 1);
         assert_eq!(p.warnings[0].count, 5);
         assert_eq!(p.warnings[0].message, "first");
+    }
+
+    fn gpu() -> TrackKey {
+        TrackKey::Gpu {
+            device: 0,
+            context: 1,
+            stream: 7,
+            lane: GpuLane::Work,
+        }
+    }
+
+    #[test]
+    fn finish_drops_events_whose_times_cannot_be_placed_and_counts_them() {
+        let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+        let cpu = b.track(thread());
+        let g = b.track(gpu());
+        let k = b.intern("k");
+        let launch = b.intern("launch");
+        let api = |c| ApiInfo {
+            correlation: Some(c),
+            ..ApiInfo::default()
+        };
+        let kinfo = |c| KernelInfo {
+            correlation: Some(c),
+            ..KernelInfo::default()
+        };
+        b.push_api(cpu, 1_000, 10, launch, EventKind::Runtime, api(1), 0);
+        b.push_api(cpu, 1_100, 10, launch, EventKind::Runtime, api(2), 0);
+        // A kernel ending past i64::MAX, one with a negative duration, one starting near
+        // i64::MIN: none may reach the profile, and none may move time zero.
+        b.push_kernel(g, i64::MAX - 5, 10, k, kinfo(2), 0);
+        b.push_kernel(g, 1_200, -50, k, KernelInfo::default(), 0);
+        b.push_kernel(g, i64::MIN + 1, 0, k, KernelInfo::default(), 0);
+        b.push_kernel(g, 1_050, 20, k, kinfo(1), 0);
+        b.counters.push(crate::model::CounterTrack {
+            pid: TraceId::Int(1),
+            name: "c".into(),
+            time_ns: vec![1_000, i64::MIN, 1_010],
+            value: vec![1.0, 2.0, 3.0],
+        });
+        b.markers.push(crate::model::Marker {
+            time_ns: i64::MAX,
+            name: "far".into(),
+        });
+        b.pending_flows.push(PendingFlow {
+            from_track: cpu,
+            from_ns: i64::MIN,
+            to_track: g,
+            to_ns: i64::MAX,
+            to_enclosing: false,
+            kind: FlowKind::Launch,
+        });
+        let p = b.finish();
+        assert_eq!(p.origin.raw_ns, 1_000);
+        let gpu_track = p.tracks.iter().find(|t| t.key.is_gpu()).unwrap();
+        assert_eq!(gpu_track.events.start_ns, vec![50]);
+        assert_eq!(gpu_track.events.dur_ns, vec![20]);
+        // Only the launch of the kept kernel is linked.
+        assert_eq!(p.flows.len(), 1);
+        let w = p
+            .warnings
+            .iter()
+            .find(|w| w.code == "event_time_out_of_range")
+            .unwrap();
+        assert_eq!(w.count, 3, "{w:?}");
+        let w = p
+            .warnings
+            .iter()
+            .find(|w| w.code == "sample_time_out_of_range")
+            .unwrap();
+        assert_eq!(w.count, 2); // one counter sample, one marker
+        assert_eq!(p.counters[0].time_ns, vec![0, 10]);
+        assert_eq!(p.counters[0].value, vec![1.0, 3.0]);
+        assert!(p.markers.is_empty());
+        assert!(p.warnings.iter().any(|w| w.code == "flow_unbound"));
+        let (s, e) = p.span_ns().unwrap();
+        assert_eq!((s, e), (0, 110));
+    }
+
+    #[test]
+    fn a_given_origin_far_from_the_events_drops_them_instead_of_overflowing() {
+        let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+        let t = b.track(thread());
+        let n = b.intern("n");
+        b.origin_raw_ns = Some(i64::MIN);
+        b.push(t, 5, 10, n, EventKind::CpuOp);
+        b.push(t, i64::MIN + 3, 10, n, EventKind::CpuOp);
+        let p = b.finish();
+        assert_eq!(p.tracks[0].events.start_ns, vec![3]);
+        assert_eq!(p.warnings[0].code, "event_time_out_of_range");
+        assert_eq!(p.warnings[0].count, 1);
+    }
+
+    #[test]
+    fn warnings_at_places_name_every_place_with_its_count() {
+        let mut b = ProfileBuilder::new("x.sqlite".into(), Format::NsysSqlite);
+        b.warn_at("bad_time", 2, "KERNEL", "rows were skipped");
+        b.warn_at("bad_time", 1, "RUNTIME", "ignored");
+        b.warn_at("bad_time", 3, "KERNEL", "ignored");
+        let p = b.finish();
+        assert_eq!(p.warnings.len(), 1);
+        assert_eq!(p.warnings[0].count, 6);
+        assert_eq!(
+            p.warnings[0].message,
+            "KERNEL (5), RUNTIME (1): rows were skipped"
+        );
     }
 }

@@ -10,12 +10,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::{gpu_kind_totals, kernel_streams, load, sample};
-use rusqlite::Connection;
+use rusqlite::{Connection, MAIN_DB};
 use warpscope_core::analysis::gpu_total_ns;
 use warpscope_core::model::{
     CopyKind, EventKind, FlowKind, GpuLane, MemoryKind, NO_PARENT, Profile, TraceId, TrackKey,
 };
-use warpscope_core::{ImportError, Progress, TimeRange, import_file};
+use warpscope_core::{ImportError, Progress, TimeRange, import_bytes, import_file};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -1056,4 +1056,367 @@ fn a_damaged_table_is_a_corrupt_error_naming_the_table() {
             .contains("gpuml_titanv_mxnet_timeline.nvvp: table CUPTI_ACTIVITY_KIND_RUNTIME: ")
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Damaged copies of the samples (made in memory, loaded with `import_bytes`)
+
+/// An in-memory, writable copy of sample `rel`.
+fn sample_copy(rel: &str) -> Option<Connection> {
+    let data = std::fs::read(sample(rel)?).unwrap();
+    let mut conn = Connection::open_in_memory().unwrap();
+    conn.deserialize_read_exact(MAIN_DB, &data[..], data.len(), false)
+        .unwrap();
+    Some(conn)
+}
+
+/// Imports the database `conn` holds, named `rel`.
+fn import_copy(rel: &str, mut conn: Connection) -> Result<Profile, ImportError> {
+    let bytes = conn.serialize(MAIN_DB).unwrap().to_vec();
+    import_bytes(Path::new(rel), &bytes, &Progress::new())
+}
+
+/// Rebuilds `table` without `column`.
+fn drop_column(conn: &Connection, table: &str, column: &str) {
+    let cols: Vec<String> = conn
+        .prepare(&format!("PRAGMA table_info({table})"))
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(1))
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|c| c != column)
+        .map(|c| format!("\"{c}\""))
+        .collect();
+    conn.execute_batch(&format!(
+        "CREATE TABLE damaged AS SELECT {} FROM {table}; DROP TABLE {table};
+         ALTER TABLE damaged RENAME TO {table};",
+        cols.join(", ")
+    ))
+    .unwrap();
+}
+
+/// `end - start` of the row `rowid_sql` (an SQL expression) of `table`.
+fn row_duration(conn: &Connection, table: &str, rowid_sql: &str) -> i64 {
+    conn.query_row(
+        &format!("SELECT \"end\" - start FROM {table} WHERE rowid = {rowid_sql}"),
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+/// SQL for the rowid of the first and the second row of `table`.
+fn first(table: &str) -> String {
+    format!("(SELECT min(rowid) FROM {table})")
+}
+fn second(table: &str) -> String {
+    format!("(SELECT min(rowid) FROM {table} WHERE rowid > (SELECT min(rowid) FROM {table}))")
+}
+
+fn warning<'p>(p: &'p Profile, code: &str) -> &'p warpscope_core::model::Warning {
+    p.warnings
+        .iter()
+        .find(|w| w.code == code)
+        .unwrap_or_else(|| panic!("no warning {code} in {:?}", p.warnings))
+}
+
+/// What a user sees must stay sane: no negative duration, a span that starts at time zero and
+/// lasts less than a day, a GPU total that is not negative.
+fn assert_sane(p: &Profile) {
+    for t in &p.tracks {
+        assert!(t.events.dur_ns.iter().all(|&d| d >= 0), "{}", t.name);
+    }
+    let (s, e) = p.span_ns().unwrap();
+    assert!(s >= 0 && e - s < 86_400_000_000_000, "span {s}..{e}");
+    assert!(gpu_total_ns(p, TimeRange::ALL) >= 0);
+}
+
+const I64_MIN: &str = "-9223372036854775808";
+const I64_MAX: &str = "9223372036854775807";
+
+#[test]
+fn nvprof_extreme_timestamps_are_skipped_and_counted_per_table() {
+    let rel = "nvprof-sqlite/jetsonnano_tensorrt_yolo_nvtx.nvvp";
+    let Some(conn) = sample_copy(rel) else {
+        return;
+    };
+    let baseline = import_copy(rel, sample_copy(rel).unwrap()).unwrap();
+    const K: &str = "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL";
+    const C: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    const S: &str = "CUPTI_ACTIVITY_KIND_MEMSET";
+    const M: &str = "CUPTI_ACTIVITY_KIND_MARKER";
+    let dropped_gpu_ns = row_duration(&conn, K, &first(K))
+        + row_duration(&conn, K, &second(K))
+        + row_duration(&conn, C, &first(C))
+        + row_duration(&conn, S, &first(S));
+    conn.execute_batch(&format!(
+        "UPDATE {K} SET start = {I64_MIN} WHERE rowid = {k1};
+         UPDATE {K} SET \"end\" = {I64_MAX} WHERE rowid = {k2};
+         UPDATE {C} SET start = -1 WHERE rowid = {c1};
+         UPDATE {S} SET \"end\" = 1e300 WHERE rowid = {s1};
+         UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = 'soon' WHERE rowid = {r1};
+         UPDATE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION SET start = {I64_MIN} WHERE rowid = {y1};
+         UPDATE {M} SET timestamp = {I64_MIN}
+             WHERE rowid = (SELECT min(rowid) FROM {M} WHERE flags = 2);
+         UPDATE {M} SET timestamp = {I64_MAX}
+             WHERE rowid = (SELECT max(rowid) FROM {M} WHERE flags = 4);",
+        k1 = first(K),
+        k2 = second(K),
+        c1 = first(C),
+        s1 = first(S),
+        r1 = first("CUPTI_ACTIVITY_KIND_RUNTIME"),
+        y1 = first("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"),
+    ))
+    .unwrap();
+    let p = import_copy(rel, conn).unwrap();
+    let w = warning(&p, "sqlite_time_out_of_range");
+    assert_eq!(w.count, 8);
+    assert_eq!(
+        w.message,
+        "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL (2), CUPTI_ACTIVITY_KIND_MEMCPY (1), \
+         CUPTI_ACTIVITY_KIND_MEMSET (1), CUPTI_ACTIVITY_KIND_RUNTIME (1), \
+         CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (1), CUPTI_ACTIVITY_KIND_MARKER (2): rows with a \
+         time that is negative, not an integer or beyond 2^62 ns (146 years after the clock's \
+         zero) were skipped"
+    );
+    assert_sane(&p);
+    assert_eq!(
+        gpu_total_ns(&p, TimeRange::ALL),
+        gpu_total_ns(&baseline, TimeRange::ALL) - dropped_gpu_ns
+    );
+    assert_eq!(
+        count_kind(&p, EventKind::Kernel) + 2,
+        count_kind(&baseline, EventKind::Kernel)
+    );
+    // The damaged start and end belong to the same range (id 1, around the whole run).
+    assert_eq!(
+        count_kind(&p, EventKind::Nvtx) + 1,
+        count_kind(&baseline, EventKind::Nvtx)
+    );
+    assert_eq!(p.origin.unix_ns, baseline.origin.unix_ns);
+}
+
+#[test]
+fn nsys_extreme_timestamps_are_skipped_and_counted_per_table() {
+    let rel = "nsys-sqlite/nsys2026.1_testcuda_report2.sqlite";
+    let Some(conn) = sample_copy(rel) else {
+        return;
+    };
+    let baseline = import_copy(rel, sample_copy(rel).unwrap()).unwrap();
+    const K: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
+    const C: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
+    let dropped_gpu_ns = row_duration(&conn, K, &first(K))
+        + row_duration(&conn, K, &second(K))
+        + row_duration(&conn, C, &first(C));
+    conn.execute_batch(&format!(
+        "UPDATE {K} SET start = {I64_MIN} WHERE rowid = {k1};
+         UPDATE {K} SET \"end\" = {I64_MAX} WHERE rowid = {k2};
+         UPDATE {C} SET start = -1e300 WHERE rowid = {c1};
+         UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET \"end\" = -1 WHERE rowid = {r1};
+         UPDATE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION SET start = x'00ff' WHERE rowid = {y1};",
+        k1 = first(K),
+        k2 = second(K),
+        c1 = first(C),
+        r1 = first("CUPTI_ACTIVITY_KIND_RUNTIME"),
+        y1 = first("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"),
+    ))
+    .unwrap();
+    let p = import_copy(rel, conn).unwrap();
+    let w = warning(&p, "sqlite_time_out_of_range");
+    assert_eq!(w.count, 5);
+    assert!(
+        w.message.starts_with(
+            "CUPTI_ACTIVITY_KIND_KERNEL (2), CUPTI_ACTIVITY_KIND_MEMCPY (1), \
+             CUPTI_ACTIVITY_KIND_RUNTIME (1), CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (1): "
+        ),
+        "{}",
+        w.message
+    );
+    assert_sane(&p);
+    assert_eq!(
+        gpu_total_ns(&p, TimeRange::ALL),
+        gpu_total_ns(&baseline, TimeRange::ALL) - dropped_gpu_ns
+    );
+}
+
+#[test]
+fn plausible_but_huge_durations_saturate_the_totals() {
+    // Every kernel lasts 2^62 - 2 ns: each passes the rule, their sum does not fit in i64.
+    let rel = "nvprof-sqlite/gpuml_titanv_mxnet_timeline.nvvp";
+    let Some(conn) = sample_copy(rel) else {
+        return;
+    };
+    conn.execute_batch(
+        "UPDATE CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL SET start = 1, \"end\" = 4611686018427387903",
+    )
+    .unwrap();
+    let p = import_copy(rel, conn).unwrap();
+    assert!(
+        !p.warnings
+            .iter()
+            .any(|w| w.code == "sqlite_time_out_of_range")
+    );
+    assert_eq!(gpu_total_ns(&p, TimeRange::ALL), i64::MAX);
+    let report = warpscope_core::analysis::summary_report(&p, TimeRange::ALL, None);
+    assert_eq!(report.gpu_total_ns, i64::MAX);
+    assert!(report.gpu_activities.iter().all(|r| r.stats.total_ns >= 0));
+    let (s, e) = p.span_ns().unwrap();
+    assert_eq!((s, e), (0, 4_611_686_018_427_387_902));
+}
+
+#[test]
+fn nsys_metadata_tables_missing_a_column_load_the_activity_with_warnings() {
+    let rel = "nsys-sqlite/nsys2026.1_testcuda_report2.sqlite";
+    let Some(conn) = sample_copy(rel) else {
+        return;
+    };
+    let baseline = import_copy(rel, sample_copy(rel).unwrap()).unwrap();
+    for (table, column) in [
+        ("ThreadNames", "nameId"),
+        ("TARGET_INFO_GPU", "id"),
+        ("PROCESSES", "globalPid"),
+        ("META_DATA_EXPORT", "value"),
+        ("TARGET_INFO_SESSION_START_TIME", "utcEpochNs"),
+        ("TARGET_INFO_CUDA_DEVICE", "cudaId"),
+    ] {
+        drop_column(&conn, table, column);
+    }
+    let p = import_copy(rel, conn).unwrap();
+    assert_eq!(p.event_count(), baseline.event_count());
+    let w = warning(&p, "sqlite_metadata_column_missing");
+    assert_eq!(w.count, 6);
+    for place in [
+        "ThreadNames.nameId",
+        "TARGET_INFO_GPU.id",
+        "PROCESSES.globalPid",
+        "META_DATA_EXPORT.value",
+        "TARGET_INFO_SESSION_START_TIME.utcEpochNs",
+        "TARGET_INFO_CUDA_DEVICE.cudaId",
+    ] {
+        assert!(w.message.contains(place), "{}", w.message);
+    }
+    assert_eq!(p.origin.unix_ns, None);
+}
+
+#[test]
+fn nvprof_metadata_tables_missing_a_column_load_the_activity_with_warnings() {
+    let rel = "nvprof-sqlite/gpuml_titanv_mxnet_timeline.nvvp";
+    let Some(conn) = sample_copy(rel) else {
+        return;
+    };
+    let baseline = import_copy(rel, sample_copy(rel).unwrap()).unwrap();
+    // Version has one column: rename it rather than drop it.
+    conn.execute_batch("ALTER TABLE Version RENAME COLUMN version TO v")
+        .unwrap();
+    for (table, column) in [
+        ("CUPTI_ACTIVITY_KIND_DEVICE", "id"),
+        ("CUPTI_ACTIVITY_KIND_NAME", "objectId"),
+        ("CUPTI_ACTIVITY_KIND_CONTEXT", "deviceId"),
+    ] {
+        drop_column(&conn, table, column);
+    }
+    let p = import_copy(rel, conn).unwrap();
+    assert_eq!(p.event_count(), baseline.event_count());
+    let w = warning(&p, "sqlite_metadata_column_missing");
+    assert_eq!(w.count, 4);
+    assert!(
+        w.message.contains("CUPTI_ACTIVITY_KIND_NAME.objectId"),
+        "{}",
+        w.message
+    );
+    assert!(w.message.contains("Version.version"), "{}", w.message);
+    // The device description is gone; the GPU is still there, by number.
+    assert_eq!(p.devices[0].name, "GPU 0");
+}
+
+#[test]
+fn a_missing_or_broken_string_table_shows_placeholders_with_a_warning() {
+    for (rel, table) in [
+        (
+            "nvprof-sqlite/csl7520_titanxpascal_matrix_profile.nvvp",
+            "StringTable",
+        ),
+        ("nsys-sqlite/nsys2025.5_vecadd_report1.sqlite", "StringIds"),
+    ] {
+        let Some(conn) = sample_copy(rel) else {
+            return;
+        };
+        let baseline = import_copy(rel, sample_copy(rel).unwrap()).unwrap();
+        conn.execute_batch(&format!("DROP TABLE {table}")).unwrap();
+        let p = import_copy(rel, conn).unwrap();
+        assert_eq!(p.event_count(), baseline.event_count(), "{rel}");
+        let w = warning(&p, "sqlite_string_table_unusable");
+        assert!(
+            w.message
+                .starts_with(&format!("{table}: the table is missing")),
+            "{}",
+            w.message
+        );
+        let k = p
+            .tracks
+            .iter()
+            .find(|t| t.events.kind.contains(&EventKind::Kernel))
+            .unwrap();
+        let i = k
+            .events
+            .kind
+            .iter()
+            .position(|&x| x == EventKind::Kernel)
+            .unwrap();
+        assert!(p.str(k.events.name[i]).starts_with("<string "), "{rel}");
+
+        let conn = sample_copy(rel).unwrap();
+        drop_column(&conn, table, "value");
+        let p = import_copy(rel, conn).unwrap();
+        let w = warning(&p, "sqlite_string_table_unusable");
+        assert!(
+            w.message.contains("the table has no column value"),
+            "{}",
+            w.message
+        );
+    }
+}
+
+#[test]
+fn a_string_table_without_an_index_resolves_the_same_names() {
+    let rel = "nsys-sqlite/nsys2025.5_vecadd_report1.sqlite";
+    let Some(conn) = sample_copy(rel) else {
+        return;
+    };
+    let baseline = import_copy(rel, sample_copy(rel).unwrap()).unwrap();
+    // CREATE TABLE AS drops the primary key: every lookup by id would scan the table.
+    conn.execute_batch(
+        "CREATE TABLE s AS SELECT id, value FROM StringIds; DROP TABLE StringIds;
+         ALTER TABLE s RENAME TO StringIds;",
+    )
+    .unwrap();
+    let p = import_copy(rel, conn).unwrap();
+    assert_eq!(top3(&p), top3(&baseline));
+    assert_eq!(warning_codes(&p), warning_codes(&baseline));
+}
+
+#[test]
+fn views_are_never_read() {
+    // A view under an activity table's name that would never end: ignored, with a warning.
+    let rel = "nsys-sqlite/nsys2025.5_vecadd_report1.sqlite";
+    let Some(conn) = sample_copy(rel) else {
+        return;
+    };
+    let baseline = import_copy(rel, sample_copy(rel).unwrap()).unwrap();
+    conn.execute_batch(
+        "CREATE VIEW CUPTI_ACTIVITY_KIND_MEMSET AS
+             WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n)
+             SELECT x AS start, x + 1 AS \"end\", 0 AS deviceId, 7 AS streamId, 8 AS bytes
+             FROM n;",
+    )
+    .unwrap();
+    let p = import_copy(rel, conn).unwrap();
+    assert_eq!(p.event_count(), baseline.event_count());
+    let w = warning(&p, "sqlite_view_ignored");
+    assert_eq!(w.count, 1);
+    assert!(
+        w.message.contains("CUPTI_ACTIVITY_KIND_MEMSET"),
+        "{}",
+        w.message
+    );
 }

@@ -308,7 +308,7 @@ pub fn compare_runs(
         .collect();
     let gpu_totals: Vec<i64> = activities
         .iter()
-        .map(|rows| rows.iter().map(|r| r.stats.total_ns).sum())
+        .map(|rows| super::saturating_sum(rows.iter().map(|r| r.stats.total_ns)))
         .collect();
     let ops: Vec<Vec<OpRow>> = profiles
         .iter()
@@ -376,17 +376,18 @@ fn run_summary(
     has_cpu_ops: bool,
     sweep: Option<&str>,
 ) -> RunSummary {
-    let gpu_total_ns: i64 = activities.iter().map(|r| r.stats.total_ns).sum();
+    let gpu_total_ns = super::saturating_sum(activities.iter().map(|r| r.stats.total_ns));
     let kernels = activities.iter().filter(|r| r.kind == ActivityKind::Kernel);
-    let kernel_total_ns: i64 = kernels.clone().map(|r| r.stats.total_ns).sum();
-    let nccl_total_ns: i64 = kernels
-        .filter(|r| is_nccl_kernel(&r.name))
-        .map(|r| r.stats.total_ns)
-        .sum();
+    let kernel_total_ns = super::saturating_sum(kernels.clone().map(|r| r.stats.total_ns));
+    let nccl_total_ns = super::saturating_sum(
+        kernels
+            .filter(|r| is_nccl_kernel(&r.name))
+            .map(|r| r.stats.total_ns),
+    );
     let busy = gpu_busy_ns(profile, TimeRange::ALL);
     let devices = u32::try_from(busy.len()).unwrap_or(u32::MAX);
-    let gpu_busy_ns: i64 = busy.iter().map(|(_, b)| b).sum();
-    let span_ns = profile.span_ns().map_or(0, |(s, e)| e - s);
+    let gpu_busy_ns = super::saturating_sum(busy.iter().map(|&(_, b)| b));
+    let span_ns = profile.span_ns().map_or(0, |(s, e)| e.saturating_sub(s));
     let steps = detect_steps(profile);
     let step_count = steps
         .as_ref()
@@ -473,7 +474,7 @@ fn align_kernels(
             if let Some(&at) = by_key.get(&key) {
                 let k = &mut run[at].1;
                 k.calls += s.calls;
-                k.total_ns += s.total_ns;
+                k.total_ns = k.total_ns.saturating_add(s.total_ns);
                 k.min_ns = k.min_ns.min(s.min_ns);
                 k.max_ns = k.max_ns.max(s.max_ns);
                 k.avg_ns = k.total_ns / i64::try_from(k.calls.max(1)).unwrap_or(i64::MAX);

@@ -57,7 +57,7 @@ impl Stats {
         if n == 0 {
             return Self::default();
         }
-        let total_ns: i64 = durations.iter().sum();
+        let total_ns = saturating_sum(durations.iter().copied());
         let min_ns = durations.iter().copied().min().unwrap_or(0);
         let max_ns = durations.iter().copied().max().unwrap_or(0);
         let (below, &mut upper, _) = durations.select_nth_unstable(n / 2);
@@ -65,7 +65,8 @@ impl Stats {
             upper
         } else {
             let lower = below.iter().copied().max().unwrap_or(upper);
-            (lower + upper).div_euclid(2)
+            // In i128: two durations near i64::MAX must not overflow.
+            i64::try_from((i128::from(lower) + i128::from(upper)).div_euclid(2)).unwrap_or(upper)
         });
         Self {
             calls: n as u64,
@@ -104,6 +105,12 @@ pub struct ActivityRow {
     pub time_pct: f64,
 }
 
+/// The sum of `values`, saturating at the ends of `i64` (a hostile file can hold durations whose
+/// sum overflows).
+pub(crate) fn saturating_sum(values: impl IntoIterator<Item = i64>) -> i64 {
+    values.into_iter().fold(0, i64::saturating_add)
+}
+
 fn overlap_or_all(range: &TimeRange, start_ns: i64, dur_ns: i64) -> Option<i64> {
     if range.is_all() {
         return Some(dur_ns);
@@ -127,7 +134,7 @@ pub(crate) fn pct(part: i64, whole: i64) -> f64 {
 /// total; unified-memory transfers are not included).
 pub fn gpu_total_ns(profile: &Profile, range: TimeRange) -> i64 {
     if let Some(rows) = recorded_activities(profile) {
-        return rows.iter().map(|r| r.stats.total_ns).sum();
+        return saturating_sum(rows.iter().map(|r| r.stats.total_ns));
     }
     let mut total = 0i64;
     for track in profile.tracks.iter().filter(|t| t.key.is_gpu()) {
@@ -136,7 +143,7 @@ pub fn gpu_total_ns(profile: &Profile, range: TimeRange) -> i64 {
             if ev.kind[i].is_gpu_activity()
                 && let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i])
             {
-                total += d;
+                total = total.saturating_add(d);
             }
         }
     }
@@ -267,7 +274,7 @@ impl Ranked for ApiRow {
 
 /// Fills in each row's share of the total and sorts by total time (then name), longest first.
 fn rank<R: Ranked>(rows: &mut [R]) {
-    let total: i64 = rows.iter().map(|r| r.stats().total_ns).sum();
+    let total = saturating_sum(rows.iter().map(|r| r.stats().total_ns));
     for r in rows.iter_mut() {
         let p = pct(r.stats().total_ns, total);
         r.set_time_pct(p);
@@ -320,8 +327,8 @@ pub fn copies_by_kind(profile: &Profile, range: TimeRange) -> Vec<CopyRow> {
             };
             let g = groups.entry(kind).or_default();
             g.0 += 1;
-            g.1 += info.and_then(|c| c.bytes).unwrap_or(0);
-            g.2 += d;
+            g.1 = g.1.saturating_add(info.and_then(|c| c.bytes).unwrap_or(0));
+            g.2 = g.2.saturating_add(d);
         }
     }
     let mut rows: Vec<CopyRow> = groups
@@ -472,9 +479,11 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
         let mut first = true;
         while at != NO_PARENT {
             if cpu.kind[at as usize] == EventKind::CpuOp {
-                *gpu_incl.entry((flow.from.track, at)).or_default() += gpu_d;
+                let incl = gpu_incl.entry((flow.from.track, at)).or_default();
+                *incl = incl.saturating_add(gpu_d);
                 if first {
-                    *gpu_self.entry((flow.from.track, at)).or_default() += gpu_d;
+                    let own = gpu_self.entry((flow.from.track, at)).or_default();
+                    *own = own.saturating_add(gpu_d);
                     first = false;
                 }
             }
@@ -494,7 +503,8 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
                 // Only the part of a child that lies inside its parent.
                 let parent_end = ev.end_ns(p as usize);
                 let child = (ev.end_ns(i).min(parent_end) - ev.start_ns[i]).max(0);
-                *child_ns.entry(p).or_default() += child;
+                let sum = child_ns.entry(p).or_default();
+                *sum = sum.saturating_add(child);
             }
         }
         for i in 0..ev.len() {
@@ -518,10 +528,15 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
                 gpu_self_ns: 0,
             });
             row.calls += 1;
-            row.total_ns += d;
-            row.self_ns += (ev.dur_ns[i] - children).clamp(0, d);
-            row.gpu_ns += gpu_incl.get(&key).copied().unwrap_or(0);
-            row.gpu_self_ns += gpu_self.get(&key).copied().unwrap_or(0);
+            row.total_ns = row.total_ns.saturating_add(d);
+            let own = ev.dur_ns[i].saturating_sub(children).clamp(0, d);
+            row.self_ns = row.self_ns.saturating_add(own);
+            row.gpu_ns = row
+                .gpu_ns
+                .saturating_add(gpu_incl.get(&key).copied().unwrap_or(0));
+            row.gpu_self_ns = row
+                .gpu_self_ns
+                .saturating_add(gpu_self.get(&key).copied().unwrap_or(0));
         }
     }
     let mut rows: Vec<OpRow> = groups.into_values().collect();

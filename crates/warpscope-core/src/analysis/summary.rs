@@ -69,7 +69,7 @@ pub struct SummaryReport {
 pub fn summary_report(profile: &Profile, range: TimeRange, top: Option<usize>) -> SummaryReport {
     let cut = |n: usize| top.map_or(n, |t| t.min(n));
     let mut gpu = gpu_activities(profile, range);
-    let gpu_total_ns = gpu.iter().map(|r| r.stats.total_ns).sum();
+    let gpu_total_ns = super::saturating_sum(gpu.iter().map(|r| r.stats.total_ns));
     gpu.truncate(cut(gpu.len()));
     let mut api = api_calls(profile, range);
     api.truncate(cut(api.len()));

@@ -42,7 +42,7 @@ pub fn import(
     let path = input.path();
     let (mut reader, compressed, file_bytes) = input.open()?;
     progress.set_total(file_bytes);
-    let db = match input {
+    let mut db = match input {
         _ if compressed => {
             let temp = TempFile::decompress(path, &mut reader)?;
             let mut db = Db::open_file(&temp.path, path, file_bytes)?;
@@ -68,6 +68,20 @@ pub fn import(
             ),
         });
     };
+    if !db.views.is_empty() {
+        db.views.sort();
+        let shown: Vec<&str> = db.views.iter().take(8).map(String::as_str).collect();
+        b.warn(
+            "sqlite_view_ignored",
+            u64::try_from(db.views.len()).unwrap_or(u64::MAX),
+            format!(
+                "the database defines views ({}{}), which warpscope does not read: profilers \
+                 write tables only",
+                shown.join(", "),
+                if db.views.len() > 8 { ", ..." } else { "" }
+            ),
+        );
+    }
     b.source.file_bytes = file_bytes;
     b.source.compressed = compressed;
     b.source.content_bytes = db.temp.as_ref().map_or(file_bytes, |t| t.bytes);
@@ -92,6 +106,8 @@ pub(super) struct Db {
     conn: Connection,
     path: PathBuf,
     tables: FxHashSet<String>,
+    /// Views, which are never read (see [`Db::with_connection`]).
+    views: Vec<String>,
     file_bytes: u64,
     /// The decompressed copy of a gzip-compressed database, removed when the import ends.
     temp: Option<TempFile>,
@@ -165,7 +181,9 @@ impl Db {
         Self::with_connection(conn, path, data.len() as u64)
     }
 
-    /// Lists the tables of an open connection.
+    /// Lists the tables of an open connection. Views are listed apart and never read: a view is
+    /// a query, and a hostile one (a recursive CTE, a cross join of large tables) would run for
+    /// ever from a file of a few kilobytes; neither nvprof nor Nsight Systems writes views.
     fn with_connection(
         conn: Connection,
         path: &Path,
@@ -177,9 +195,10 @@ impl Db {
         // a failure here is not an error.
         let _ = conn.execute_batch("PRAGMA cache_size = -8192;");
         let mut tables = FxHashSet::default();
+        let mut views = Vec::new();
         {
             let mut stmt = conn
-                .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+                .prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view')")
                 .map_err(|e| corrupt("table sqlite_master", &e))?;
             let mut rows = stmt
                 .query([])
@@ -189,7 +208,12 @@ impl Db {
                 .map_err(|e| corrupt("table sqlite_master", &e))?
             {
                 if let Ok(ValueRef::Text(t)) = row.get_ref(0) {
-                    tables.insert(String::from_utf8_lossy(t).into_owned());
+                    let name = String::from_utf8_lossy(t).into_owned();
+                    if text(row, 1) == Some("view") {
+                        views.push(name);
+                    } else {
+                        tables.insert(name);
+                    }
                 }
             }
         }
@@ -197,6 +221,7 @@ impl Db {
             conn,
             path: path.to_path_buf(),
             tables,
+            views,
             file_bytes,
             temp: None,
         })
@@ -291,6 +316,68 @@ impl Db {
         })
     }
 
+    /// Reads a table that only supplies names or metadata: calls `each` for every row of
+    /// `SELECT required..., optional... FROM table` (columns numbered as in [`Db::select`]). Such
+    /// a table never fails the import: when it lacks a required column or SQLite cannot read
+    /// it, the rows read so far are kept and a warning names the table and the column or the
+    /// error. A missing table reads as empty, silently (callers that expect it warn themselves).
+    pub(super) fn meta_rows(
+        &self,
+        b: &mut ProfileBuilder,
+        table: &'static str,
+        required: &[&'static str],
+        optional: &[&'static str],
+        each: impl FnMut(&Row<'_>),
+    ) {
+        if !self.has(table) {
+            return;
+        }
+        let present = match self.columns(table) {
+            Ok(p) => p,
+            Err(e) => {
+                b.warn_at(
+                    "sqlite_metadata_unreadable",
+                    1,
+                    table,
+                    &format!("SQLite cannot read the table ({e}); the names or details it holds are not shown"),
+                );
+                return;
+            }
+        };
+        let has = |c: &str| present.iter().any(|p| p.eq_ignore_ascii_case(c));
+        let missing: Vec<&str> = required.iter().copied().filter(|c| !has(c)).collect();
+        if !missing.is_empty() {
+            for c in missing {
+                b.warn_at(
+                    "sqlite_metadata_column_missing",
+                    1,
+                    &format!("{table}.{c}"),
+                    "column missing: the names or details this table supplies are not shown",
+                );
+            }
+            return;
+        }
+        let result = self
+            .select(table, required, optional)
+            .and_then(|sel| self.scan(&sel, each));
+        if let Err(e) = result {
+            b.warn_at(
+                "sqlite_metadata_unreadable",
+                1,
+                table,
+                &format!("SQLite cannot read the table ({e}); the names or details it holds are not shown"),
+            );
+        }
+    }
+
+    /// Calls `each` for every row of `select`, without cancellation (small tables).
+    fn scan(&self, select: &Select, mut each: impl FnMut(&Row<'_>)) -> Result<(), ImportError> {
+        self.for_each_row(select, &Progress::default(), |row| {
+            each(row);
+            Ok(())
+        })
+    }
+
     /// Runs `select` and calls `each` for every row, stopping on the first error and checking
     /// the cancel flag every few thousand rows.
     pub(super) fn for_each_row(
@@ -350,13 +437,12 @@ pub(super) struct Select {
     sql: String,
 }
 
-/// An INTEGER cell, or `None` for NULL (REAL is truncated, numeric TEXT parsed, BLOBs read as
-/// `None`).
+/// An INTEGER cell, or `None` for NULL (REAL is truncated, or `None` outside `i64`; numeric TEXT
+/// parsed, BLOBs read as `None`).
 pub(super) fn int(row: &Row<'_>, i: usize) -> Option<i64> {
     match row.get_ref(i) {
         Ok(ValueRef::Integer(v)) => Some(v),
-        #[allow(clippy::cast_possible_truncation)]
-        Ok(ValueRef::Real(f)) if f.is_finite() => Some(f as i64),
+        Ok(ValueRef::Real(f)) => real_to_i64(f),
         Ok(ValueRef::Text(t)) => std::str::from_utf8(t).ok()?.trim().parse().ok(),
         _ => None,
     }
@@ -516,28 +602,121 @@ pub(super) fn memset_info(
     }
 }
 
-/// Counts rows with unusable times, so the importers can warn once per table.
-#[derive(Default)]
+/// A time cell as read from a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Time {
+    /// NULL (or a missing optional column).
+    Null,
+    /// An integer (or a REAL or numeric TEXT that holds one).
+    Ns(i64),
+    /// Something that is not a time: a BLOB, non-numeric TEXT, a REAL outside `i64`.
+    Invalid,
+}
+
+/// The time in cell `i` (see [`Time`]).
+pub(super) fn time(row: &Row<'_>, i: usize) -> Time {
+    match row.get_ref(i) {
+        Ok(ValueRef::Null) => Time::Null,
+        Ok(ValueRef::Integer(v)) => Time::Ns(v),
+        Ok(ValueRef::Real(f)) => real_to_i64(f).map_or(Time::Invalid, Time::Ns),
+        Ok(ValueRef::Text(t)) => std::str::from_utf8(t)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .map_or(Time::Invalid, Time::Ns),
+        Ok(ValueRef::Blob(_)) | Err(_) => Time::Invalid,
+    }
+}
+
+/// A REAL truncated to an integer, or `None` if it is not finite or outside `i64` (a plain
+/// `as` cast would silently saturate `1e300` to `i64::MAX`).
+fn real_to_i64(f: f64) -> Option<i64> {
+    // -2^63 is exact in f64; 2^63 is the first value above i64::MAX.
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    #[allow(clippy::cast_possible_truncation)]
+    (f.is_finite() && (-LIMIT..LIMIT).contains(&f)).then_some(f as i64)
+}
+
+/// The plausibility rule for timestamps of both formats: nvprof writes nanoseconds since the
+/// Unix epoch and Nsight Systems nanoseconds on the capture's clock (from about its start), so a
+/// time is a non-negative integer below [`TIME_LIMIT_NS`] (2^62 ns: 146 years after the clock's
+/// zero, year 2116 for nvprof). Rows with a time outside it are skipped and counted; the bound
+/// also keeps every sum and difference of two times inside `i64`.
+pub(super) const TIME_LIMIT_NS: i64 = crate::builder::TIME_LIMIT_NS;
+
+/// What a time that is zero means.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Zero {
+    /// Only `start = end = 0` means "not collected" (Nsight Systems: 0 is the capture's start).
+    BothUncollected,
+    /// A start or end of 0 means "not collected" (nvprof: CUPTI writes 0 when it could not
+    /// collect a timestamp, and its clock is the Unix epoch, so 0 is never a real time).
+    EitherUncollected,
+}
+
+/// Applies the plausibility rule to rows and counts those it rejects, so the importers can warn
+/// once per table.
 pub(super) struct TimeCheck {
+    /// What a zero time means in this format.
+    zero: Zero,
     /// Rows with NULL start or end.
     pub(super) missing: u64,
-    /// Rows whose start and end are both 0 (CUPTI: "timestamp could not be collected").
+    /// Rows whose time could not be collected (see [`Zero`]).
     pub(super) uncollected: u64,
+    /// Rows with a time that is not an integer, negative or beyond [`TIME_LIMIT_NS`].
+    pub(super) out_of_range: u64,
     /// Rows whose end lies before their start (kept with zero duration).
     pub(super) negative: u64,
 }
 
 impl TimeCheck {
-    /// `(start, duration)` of a row, or `None` (counted) when it cannot be placed in time.
-    pub(super) fn span(&mut self, start: Option<i64>, end: Option<i64>) -> Option<(i64, i64)> {
-        let (Some(start), Some(end)) = (start, end) else {
-            self.missing += 1;
-            return None;
-        };
-        if start == 0 && end == 0 {
-            self.uncollected += 1;
-            return None;
+    /// A check for a format whose zero times mean `zero`.
+    pub(super) fn new(zero: Zero) -> Self {
+        Self {
+            zero,
+            missing: 0,
+            uncollected: 0,
+            out_of_range: 0,
+            negative: 0,
         }
+    }
+
+    /// A single time (an instant): `Some` if it passes the rule, else `None` (counted).
+    pub(super) fn instant(&mut self, t: Time) -> Option<i64> {
+        match t {
+            Time::Null => {
+                self.missing += 1;
+                None
+            }
+            Time::Ns(0) if self.zero == Zero::EitherUncollected => {
+                self.uncollected += 1;
+                None
+            }
+            Time::Ns(t) if (0..TIME_LIMIT_NS).contains(&t) => Some(t),
+            Time::Ns(_) | Time::Invalid => {
+                self.out_of_range += 1;
+                None
+            }
+        }
+    }
+
+    /// `(start, duration)` of a row, or `None` (counted) when it cannot be placed in time. An end
+    /// before the start (both plausible) is kept with zero duration, counted: the activity
+    /// happened, only its length is unknown.
+    pub(super) fn span(&mut self, start: Time, end: Time) -> Option<(i64, i64)> {
+        match (start, end) {
+            (Time::Null, _) | (_, Time::Null) => {
+                self.missing += 1;
+                return None;
+            }
+            (Time::Ns(0), Time::Ns(0)) => {
+                self.uncollected += 1;
+                return None;
+            }
+            _ => {}
+        }
+        let start = self.instant(start)?;
+        // A row with both times wrong is counted once, as the start's fault.
+        let end = self.instant(end)?;
         if end < start {
             self.negative += 1;
             return Some((start, 0));
@@ -547,63 +726,156 @@ impl TimeCheck {
 
     /// Turns the counts into warnings on `b` that name `table`.
     pub(super) fn report(self, b: &mut ProfileBuilder, table: &str) {
-        b.warn(
+        b.warn_at(
             "sqlite_null_time",
             self.missing,
-            format!("{table}: rows without a start or end time were skipped"),
+            table,
+            "rows without a start or end time were skipped",
         );
-        b.warn(
+        b.warn_at(
             "sqlite_uncollected_time",
             self.uncollected,
-            format!(
-                "{table}: rows with start = end = 0 (timestamp not collected by CUPTI) were skipped"
-            ),
+            table,
+            match self.zero {
+                Zero::BothUncollected => {
+                    "rows with start = end = 0 (timestamp not collected by CUPTI) were skipped"
+                }
+                Zero::EitherUncollected => {
+                    "rows with a start or end of 0 (timestamp not collected by CUPTI) were skipped"
+                }
+            },
         );
-        b.warn(
+        b.warn_at(
+            "sqlite_time_out_of_range",
+            self.out_of_range,
+            table,
+            "rows with a time that is negative, not an integer or beyond 2^62 ns (146 years \
+             after the clock's zero) were skipped",
+        );
+        b.warn_at(
             "sqlite_negative_duration",
             self.negative,
-            format!("{table}: rows ending before they start were kept with zero duration"),
+            table,
+            "rows ending before they start were kept with zero duration",
         );
     }
 }
 
 /// Resolves integer string ids (`StringTable._id_` in nvprof, `StringIds.id` in nsys) lazily, one
-/// query per distinct id, interning each string once.
+/// query per distinct id, interning each string once. When the id column has no index (a
+/// rebuilt or hand-made table), one query per id would scan the whole table each time, so the
+/// table is read once into a map instead. A string table that is missing, lacks a column or
+/// cannot be read is not an error: every name shows as `<string N>`, with a warning.
 pub(super) struct Strings<'c> {
     table: &'static str,
-    stmt: Statement<'c>,
+    source: StringSource<'c>,
     cache: FxHashMap<i64, Option<StrId>>,
     missing: u64,
 }
 
+/// Where [`Strings`] looks ids up.
+enum StringSource<'c> {
+    /// One indexed query per id.
+    Query(Statement<'c>),
+    /// The whole table, read once.
+    Loaded(FxHashMap<i64, String>),
+    /// No usable table.
+    Unavailable,
+}
+
 impl<'c> Strings<'c> {
     /// A resolver over `table`, whose id column is `id_col` and text column `value`.
-    pub(super) fn new(db: &'c Db, table: &'static str, id_col: &str) -> Result<Self, ImportError> {
-        let sql = format!(
-            "SELECT value FROM {} WHERE {} = ?1",
-            quote(table),
-            quote(id_col)
-        );
+    pub(super) fn new(
+        db: &'c Db,
+        b: &mut ProfileBuilder,
+        table: &'static str,
+        id_col: &'static str,
+    ) -> Result<Self, ImportError> {
+        let source = match Self::open(db, table, id_col) {
+            Ok(source) => source,
+            Err(why) => {
+                b.warn_at(
+                    "sqlite_string_table_unusable",
+                    1,
+                    table,
+                    &format!("{why}; names are shown as <string N>"),
+                );
+                StringSource::Unavailable
+            }
+        };
         Ok(Self {
             table,
-            stmt: db.prepare(table, &sql)?,
+            source,
             cache: FxHashMap::default(),
             missing: 0,
         })
     }
 
-    /// The text of string `id`, uncached (for names that are transformed before interning).
-    pub(super) fn text(&mut self, db: &Db, id: i64) -> Result<Option<String>, ImportError> {
-        let mut rows = self.stmt.query([id]).map_err(|e| db.error(self.table, e))?;
-        match rows.next().map_err(|e| db.error(self.table, e))? {
-            Some(row) => Ok(text(row, 0).map(str::to_string)),
-            None => {
-                self.missing += 1;
-                Ok(None)
+    /// The lookup for `table`, or why it cannot be used.
+    fn open(db: &'c Db, table: &'static str, id_col: &str) -> Result<StringSource<'c>, String> {
+        if !db.has(table) {
+            return Err("the table is missing".to_string());
+        }
+        let present = db.columns(table).map_err(|e| e.to_string())?;
+        for c in [id_col, "value"] {
+            if !present.iter().any(|p| p.eq_ignore_ascii_case(c)) {
+                return Err(format!("the table has no column {c}"));
             }
         }
+        let (t, id) = (quote(table), quote(id_col));
+        let sql = format!("SELECT value FROM {t} WHERE {id} = ?1");
+        let plan = format!("EXPLAIN QUERY PLAN {sql}");
+        let indexed = {
+            let mut stmt = db.conn.prepare(&plan).map_err(|e| e.to_string())?;
+            let mut rows = stmt.query([0]).map_err(|e| e.to_string())?;
+            let mut indexed = true;
+            while let Some(row) = rows.next().map_err(|e| e.to_string())? {
+                if text(row, 3).is_some_and(|d| d.starts_with("SCAN")) {
+                    indexed = false;
+                }
+            }
+            indexed
+        };
+        if indexed {
+            return db
+                .conn
+                .prepare(&sql)
+                .map(StringSource::Query)
+                .map_err(|e| e.to_string());
+        }
+        let mut map = FxHashMap::default();
+        let mut stmt = db
+            .conn
+            .prepare(&format!("SELECT {id}, value FROM {t}"))
+            .map_err(|e| e.to_string())?;
+        let mut rows = stmt.query([]).map_err(|e| e.to_string())?;
+        while let Some(row) = rows.next().map_err(|e| e.to_string())? {
+            if let (Some(id), Some(v)) = (int(row, 0), text(row, 1)) {
+                map.entry(id).or_insert_with(|| v.to_string());
+            }
+        }
+        Ok(StringSource::Loaded(map))
     }
 
+    /// The text of string `id`, uncached (for names that are transformed before interning).
+    /// An id without a row, or whose value is not text, counts as missing.
+    pub(super) fn text(&mut self, db: &Db, id: i64) -> Result<Option<String>, ImportError> {
+        let found = match &mut self.source {
+            StringSource::Query(stmt) => {
+                let mut rows = stmt.query([id]).map_err(|e| db.error(self.table, e))?;
+                match rows.next().map_err(|e| db.error(self.table, e))? {
+                    Some(row) => text(row, 0).map(str::to_string),
+                    None => None,
+                }
+            }
+            StringSource::Loaded(map) => map.get(&id).cloned(),
+            StringSource::Unavailable => None,
+        };
+        if found.is_none() {
+            self.missing += 1;
+        }
+        Ok(found)
+    }
     /// The interned string `id`, or `None` if the table lacks it.
     pub(super) fn get(
         &mut self,
@@ -638,13 +910,15 @@ impl<'c> Strings<'c> {
 
     /// Warns about ids that pointed to no string.
     pub(super) fn report(&self, b: &mut ProfileBuilder) {
-        b.warn(
+        if matches!(self.source, StringSource::Unavailable) {
+            return;
+        }
+        b.warn_at(
             "sqlite_missing_string",
             self.missing,
-            format!(
-                "names referring to ids missing from {} are shown as <string N>",
-                self.table
-            ),
+            self.table,
+            "names referring to ids missing from this table (or not text) are shown as \
+             <string N>",
         );
     }
 }
@@ -799,9 +1073,10 @@ pub(super) fn add_missing_devices(b: &mut ProfileBuilder) {
         .collect();
     used.sort_unstable();
     used.dedup();
+    let described: FxHashSet<u32> = b.devices.iter().map(|d| d.id).collect();
     let mut added = 0;
     for id in used {
-        if !b.devices.iter().any(|d| d.id == id) {
+        if !described.contains(&id) {
             b.devices.push(Device {
                 id,
                 name: format!("GPU {id}"),

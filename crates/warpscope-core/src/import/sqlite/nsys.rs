@@ -5,9 +5,10 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{
-    ActivityNames, Db, Strings, TimeCheck, add_missing_devices, copy_info, correlation, gpu_track,
-    int, kernel_info, memory_kind_nsys, memset_info, name_tracks, select_copies, select_kernels,
-    select_memsets, stream_id, text, thread_track, uint32, uint64, work_track,
+    ActivityNames, Db, Strings, TIME_LIMIT_NS, Time, TimeCheck, Zero, add_missing_devices,
+    copy_info, correlation, gpu_track, int, kernel_info, memory_kind_nsys, memset_info,
+    name_tracks, select_copies, select_kernels, select_memsets, stream_id, text, thread_track,
+    time, uint32, uint64, work_track,
 };
 use crate::builder::{ProfileBuilder, TrackId};
 use crate::import::{ImportError, Progress};
@@ -29,6 +30,10 @@ const ACTIVITY_TABLES: [&str; 6] = [
     NVTX_EVENTS,
 ];
 
+/// Nsight Systems times are on the capture's clock: 0 is a real time; only `start = end = 0`
+/// means "not collected".
+const ZERO: Zero = Zero::BothUncollected;
+
 /// `ENUM_NSYS_EVENT_CLASS` values in the runtime table.
 const CLASS_RUNTIME: i64 = 0;
 const CLASS_DRIVER: i64 = 1;
@@ -42,12 +47,13 @@ const NVTX_DOMAIN_CREATE: i64 = 75;
 const NVTX_DOMAIN_DESTROY: i64 = 76;
 
 /// True if the database has the tables of an Nsight Systems export.
+/// `StringIds` or the export's meta-data tables may be missing from a damaged file; either,
+/// with activity tables, still says Nsight Systems.
 pub(super) fn recognise(db: &Db) -> bool {
-    db.has("StringIds")
-        && (db.has("EXPORT_META_DATA")
-            || db.has("META_DATA_EXPORT")
-            || db.has("TARGET_INFO_GPU")
-            || ACTIVITY_TABLES.iter().any(|t| db.has(t)))
+    let meta =
+        db.has("EXPORT_META_DATA") || db.has("META_DATA_EXPORT") || db.has("TARGET_INFO_GPU");
+    let activity = ACTIVITY_TABLES.iter().any(|t| db.has(t));
+    (db.has("StringIds") && (meta || activity)) || (meta && activity)
 }
 
 /// Process id of a serialized global id (`globalPid` or `globalTid`).
@@ -77,11 +83,11 @@ fn note_process(pids: &mut FxHashSet<i64>, global_pid: Option<i64>) -> u32 {
 pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, ImportError> {
     let mut b = ProfileBuilder::new(db.path().to_path_buf(), Format::NsysSqlite);
     b.source.tool = "Nsight Systems".to_string();
-    read_meta(db, &mut b)?;
-    read_session_start(db, &mut b)?;
+    read_meta(db, &mut b);
+    read_session_start(db, &mut b);
     let mut r = Reader {
         db,
-        strings: Strings::new(db, "StringIds", "id")?,
+        strings: Strings::new(db, &mut b, "StringIds", "id")?,
         names: ActivityNames::default(),
         pids: FxHashSet::default(),
         devices: FxHashSet::default(),
@@ -122,8 +128,8 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
             ),
         );
     }
-    r.read_devices(&mut b)?;
-    r.read_processes(&mut b)?;
+    r.read_devices(&mut b);
+    r.read_processes(&mut b);
     let thread_names = r.read_thread_names(&mut b)?;
     r.strings.report(&mut b);
     add_missing_devices(&mut b);
@@ -132,7 +138,7 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
 }
 
 /// `EXPORT_META_DATA` (≤ 2023) or `META_DATA_EXPORT` (2025+): product and schema versions.
-fn read_meta(db: &Db, b: &mut ProfileBuilder) -> Result<(), ImportError> {
+fn read_meta(db: &Db, b: &mut ProfileBuilder) {
     let Some(table) = ["META_DATA_EXPORT", "EXPORT_META_DATA"]
         .into_iter()
         .find(|t| db.has(t))
@@ -143,11 +149,10 @@ fn read_meta(db: &Db, b: &mut ProfileBuilder) -> Result<(), ImportError> {
             "the export has neither META_DATA_EXPORT nor EXPORT_META_DATA: tool and schema \
              versions are unknown",
         );
-        return Ok(());
+        return;
     };
-    let sel = db.select(table, &["name", "value"], &[])?;
     let mut pairs: Vec<(String, String)> = Vec::new();
-    db.for_each_row(&sel, &Progress::default(), |row| {
+    db.meta_rows(b, table, &["name", "value"], &[], |row| {
         if let Some(name) = text(row, 0) {
             let value = match row.get_ref(1) {
                 Ok(rusqlite::types::ValueRef::Text(t)) => String::from_utf8_lossy(t).into_owned(),
@@ -155,8 +160,7 @@ fn read_meta(db: &Db, b: &mut ProfileBuilder) -> Result<(), ImportError> {
             };
             pairs.push((name.to_string(), value));
         }
-        Ok(())
-    })?;
+    });
     for (name, value) in pairs {
         match name.as_str() {
             "EXPORT_PRODUCT_VERSION" => b.source.tool_version = Some(value),
@@ -169,32 +173,40 @@ fn read_meta(db: &Db, b: &mut ProfileBuilder) -> Result<(), ImportError> {
     b.source
         .details
         .push(("meta-data table".to_string(), table.to_string()));
-    Ok(())
 }
 
 /// `TARGET_INFO_SESSION_START_TIME.utcEpochNs`: the wall-clock time of the capture clock's zero.
-fn read_session_start(db: &Db, b: &mut ProfileBuilder) -> Result<(), ImportError> {
+/// A value outside `[0, 2^62)` ns since the epoch is ignored with a warning (the profile then
+/// has no wall-clock time).
+fn read_session_start(db: &Db, b: &mut ProfileBuilder) {
     const TABLE: &str = "TARGET_INFO_SESSION_START_TIME";
-    if !db.has(TABLE) {
-        return Ok(());
-    }
-    let sel = db.select(TABLE, &["utcEpochNs"], &["utcTime"])?;
-    let mut found: Option<(i64, Option<String>)> = None;
-    db.for_each_row(&sel, &Progress::default(), |row| {
+    let mut found: Option<(Time, Option<String>)> = None;
+    db.meta_rows(b, TABLE, &["utcEpochNs"], &["utcTime"], |row| {
         if found.is_none() {
-            found = int(row, 0).map(|ns| (ns, text(row, 1).map(str::to_string)));
+            found = Some((time(row, 0), text(row, 1).map(str::to_string)));
         }
-        Ok(())
-    })?;
-    if let Some((ns, utc)) = found {
-        b.unix_offset_ns = Some(ns);
-        if let Some(utc) = utc {
-            b.source
-                .details
-                .push(("session start (UTC)".to_string(), utc));
+    });
+    let Some((ns, utc)) = found else {
+        return;
+    };
+    match ns {
+        Time::Ns(ns) if (0..TIME_LIMIT_NS).contains(&ns) => {
+            b.unix_offset_ns = Some(ns);
+            if let Some(utc) = utc {
+                b.source
+                    .details
+                    .push(("session start (UTC)".to_string(), utc));
+            }
         }
+        Time::Null => {}
+        Time::Ns(_) | Time::Invalid => b.warn_at(
+            "nsys_session_start_out_of_range",
+            1,
+            TABLE,
+            "utcEpochNs is negative, not an integer or beyond 2^62 ns; the capture's wall-clock \
+             time is unknown",
+        ),
     }
-    Ok(())
 }
 
 struct Reader<'c> {
@@ -222,10 +234,10 @@ impl Reader<'_> {
         let db = self.db;
         let strings = &mut self.strings;
         let (pids, devices) = (&mut self.pids, &mut self.devices);
-        let mut times = TimeCheck::default();
+        let mut times = TimeCheck::new(ZERO);
         let mut tracks: FxHashMap<(u32, u32, u64), TrackId> = FxHashMap::default();
         db.for_each_row(&sel, progress, |row| {
-            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+            let Some((start, dur)) = times.span(time(row, 0), time(row, 1)) else {
                 return Ok(());
             };
             let device = uint32(row, 2).unwrap_or(0);
@@ -258,10 +270,10 @@ impl Reader<'_> {
         let sel = select_copies(self.db, MEMCPY, &["globalPid"])?;
         let names = &mut self.names;
         let (pids, devices) = (&mut self.pids, &mut self.devices);
-        let mut times = TimeCheck::default();
+        let mut times = TimeCheck::new(ZERO);
         let mut tracks: FxHashMap<(u32, u32, u64, bool), TrackId> = FxHashMap::default();
         self.db.for_each_row(&sel, progress, |row| {
-            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+            let Some((start, dur)) = times.span(time(row, 0), time(row, 1)) else {
                 return Ok(());
             };
             let device = uint32(row, 2).unwrap_or(0);
@@ -304,9 +316,9 @@ impl Reader<'_> {
         let sel = select_memsets(self.db, MEMSET, "memKind", &["globalPid"])?;
         let name = self.names.copy(b, CopyKind::Memset);
         let (pids, devices) = (&mut self.pids, &mut self.devices);
-        let mut times = TimeCheck::default();
+        let mut times = TimeCheck::new(ZERO);
         self.db.for_each_row(&sel, progress, |row| {
-            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+            let Some((start, dur)) = times.span(time(row, 0), time(row, 1)) else {
                 return Ok(());
             };
             let device = uint32(row, 2).unwrap_or(0);
@@ -333,12 +345,12 @@ impl Reader<'_> {
         let db = self.db;
         let strings = &mut self.strings;
         let pids = &mut self.pids;
-        let mut times = TimeCheck::default();
+        let mut times = TimeCheck::new(ZERO);
         let (mut other_class, mut no_thread) = (0u64, 0u64);
         let mut tracks: FxHashMap<i64, TrackId> = FxHashMap::default();
         let mut class_of_name: FxHashMap<StrId, EventKind> = FxHashMap::default();
         db.for_each_row(&sel, progress, |row| {
-            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+            let Some((start, dur)) = times.span(time(row, 0), time(row, 1)) else {
                 return Ok(());
             };
             let Some(global_tid) = int(row, 4) else {
@@ -409,9 +421,9 @@ impl Reader<'_> {
         )?;
         let names = &mut self.names;
         let (pids, devices) = (&mut self.pids, &mut self.devices);
-        let mut times = TimeCheck::default();
+        let mut times = TimeCheck::new(ZERO);
         self.db.for_each_row(&sel, progress, |row| {
-            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+            let Some((start, dur)) = times.span(time(row, 0), time(row, 1)) else {
                 return Ok(());
             };
             let name = names.sync(b, int(row, 5));
@@ -442,7 +454,7 @@ impl Reader<'_> {
         let db = self.db;
         let strings = &mut self.strings;
         let pids = &mut self.pids;
-        let mut times = TimeCheck::default();
+        let mut times = TimeCheck::new(ZERO);
         let (mut unterminated, mut no_thread, mut other) = (0u64, 0u64, 0u64);
         let mut domains: Vec<String> = Vec::new();
         let mut tracks: FxHashMap<i64, TrackId> = FxHashMap::default();
@@ -464,9 +476,9 @@ impl Reader<'_> {
                     return Ok(());
                 }
             }
-            let start = int(row, 0);
-            let end = if is_range { int(row, 2) } else { start };
-            if is_range && end.is_none() {
+            let start = time(row, 0);
+            let end = if is_range { time(row, 2) } else { start };
+            if is_range && end == Time::Null {
                 unterminated += 1;
                 return Ok(());
             }
@@ -520,20 +532,17 @@ impl Reader<'_> {
     /// Devices from `TARGET_INFO_GPU`, kept only if they appear in activity tables. Activity rows
     /// give CUDA device ordinals; `TARGET_INFO_CUDA_DEVICE` (2025+) maps them to GPU ids, older
     /// exports give the ordinal as `cuDevice`.
-    fn read_devices(&mut self, b: &mut ProfileBuilder) -> Result<(), ImportError> {
+    fn read_devices(&mut self, b: &mut ProfileBuilder) {
         const GPU: &str = "TARGET_INFO_GPU";
         const CUDA_DEVICE: &str = "TARGET_INFO_CUDA_DEVICE";
         if self.devices.is_empty() || !self.db.has(GPU) {
-            return Ok(());
+            return;
         }
         // CUDA ordinal → GPU id, preferring rows of the processes in the profile.
         let mut gpu_of_cuda: FxHashMap<u32, (bool, i64)> = FxHashMap::default();
-        if self.db.has(CUDA_DEVICE) {
-            let sel = self
-                .db
-                .select(CUDA_DEVICE, &["gpuId", "cudaId"], &["pid"])?;
-            let pids = &self.pids;
-            self.db.for_each_row(&sel, &Progress::default(), |row| {
+        let pids = &self.pids;
+        self.db
+            .meta_rows(b, CUDA_DEVICE, &["gpuId", "cudaId"], &["pid"], |row| {
                 if let (Some(gpu), Some(cuda)) = (int(row, 0), uint32(row, 1)) {
                     let ours = int(row, 2).is_some_and(|p| pids.contains(&p));
                     let slot = gpu_of_cuda.entry(cuda).or_insert((ours, gpu));
@@ -541,10 +550,17 @@ impl Reader<'_> {
                         *slot = (ours, gpu);
                     }
                 }
-                Ok(())
-            })?;
+            });
+        // GPU id → the lowest CUDA ordinal mapped to it.
+        let mut cuda_of_gpu: FxHashMap<i64, u32> = FxHashMap::default();
+        for (&cuda, &(_, gpu)) in &gpu_of_cuda {
+            let slot = cuda_of_gpu.entry(gpu).or_insert(cuda);
+            *slot = (*slot).min(cuda);
         }
-        let sel = self.db.select(
+        let used = &self.devices;
+        let mut found: FxHashMap<u32, Device> = FxHashMap::default();
+        self.db.meta_rows(
+            b,
             GPU,
             &["id"],
             &[
@@ -561,77 +577,74 @@ impl Reader<'_> {
                 "l2CacheSize",
                 "uuid",
             ],
-        )?;
-        let used = &self.devices;
-        let mut found: FxHashMap<u32, Device> = FxHashMap::default();
-        self.db.for_each_row(&sel, &Progress::default(), |row| {
-            let Some(gpu_id) = int(row, 0) else {
-                return Ok(());
-            };
-            let ordinal = match gpu_of_cuda.iter().find(|(_, (_, g))| *g == gpu_id) {
-                Some((&cuda, _)) => Some(cuda),
-                None => uint32(row, 2).or_else(|| u32::try_from(gpu_id).ok()),
-            };
-            let Some(ordinal) = ordinal.filter(|o| used.contains(o)) else {
-                return Ok(());
-            };
-            if found.contains_key(&ordinal) {
-                return Ok(());
-            }
-            let as_u32 = |i| uint32(row, i);
-            let mut properties = Vec::new();
-            for (label, i) in [("PCI bus", 8), ("chip", 9), ("UUID", 12)] {
-                if let Some(t) = text(row, i).filter(|t| !t.is_empty()) {
-                    properties.push((label.to_string(), t.to_string()));
+            |row| {
+                let Some(gpu_id) = int(row, 0) else {
+                    return;
+                };
+                let ordinal = match cuda_of_gpu.get(&gpu_id) {
+                    Some(&cuda) => Some(cuda),
+                    None => uint32(row, 2).or_else(|| u32::try_from(gpu_id).ok()),
+                };
+                let Some(ordinal) = ordinal.filter(|o| used.contains(o)) else {
+                    return;
+                };
+                if found.contains_key(&ordinal) {
+                    return;
                 }
-            }
-            if let Some(hz) = int(row, 10) {
-                properties.push(("core clock".to_string(), format!("{} kHz", hz / 1000)));
-            }
-            if let Some(l2) = int(row, 11) {
-                properties.push(("L2 cache".to_string(), format!("{l2} B")));
-            }
-            found.insert(
-                ordinal,
-                Device {
-                    id: ordinal,
-                    name: text(row, 1).map_or_else(|| format!("GPU {ordinal}"), str::to_string),
-                    compute_capability: as_u32(3).zip(as_u32(4)),
-                    sm_count: as_u32(5),
-                    memory_bytes: uint64(row, 6),
-                    memory_bandwidth_bytes_per_s: uint64(row, 7),
-                    properties,
-                },
-            );
-            Ok(())
-        })?;
+                let as_u32 = |i| uint32(row, i);
+                let mut properties = Vec::new();
+                for (label, i) in [("PCI bus", 8), ("chip", 9), ("UUID", 12)] {
+                    if let Some(t) = text(row, i).filter(|t| !t.is_empty()) {
+                        properties.push((label.to_string(), t.to_string()));
+                    }
+                }
+                if let Some(hz) = int(row, 10) {
+                    properties.push(("core clock".to_string(), format!("{} kHz", hz / 1000)));
+                }
+                if let Some(l2) = int(row, 11) {
+                    properties.push(("L2 cache".to_string(), format!("{l2} B")));
+                }
+                found.insert(
+                    ordinal,
+                    Device {
+                        id: ordinal,
+                        name: text(row, 1).map_or_else(|| format!("GPU {ordinal}"), str::to_string),
+                        compute_capability: as_u32(3).zip(as_u32(4)),
+                        sm_count: as_u32(5),
+                        memory_bytes: uint64(row, 6),
+                        memory_bandwidth_bytes_per_s: uint64(row, 7),
+                        properties,
+                    },
+                );
+            },
+        );
         b.devices.extend(found.into_values());
-        Ok(())
     }
 
     /// Names of the processes that appear in activity tables (`PROCESSES` lists every process
     /// on the machine).
-    fn read_processes(&mut self, b: &mut ProfileBuilder) -> Result<(), ImportError> {
+    fn read_processes(&mut self, b: &mut ProfileBuilder) {
         const TABLE: &str = "PROCESSES";
-        if self.pids.is_empty() || !self.db.has(TABLE) {
-            return Ok(());
+        if self.pids.is_empty() {
+            return;
         }
-        let sel = self.db.select(TABLE, &["globalPid"], &["name", "pid"])?;
         let pids = &self.pids;
-        let mut names: Vec<(TraceId, String)> = Vec::new();
-        self.db.for_each_row(&sel, &Progress::default(), |row| {
-            let pid = int(row, 0).map(pid_of).or_else(|| int(row, 2));
-            if let (Some(pid), Some(name)) = (pid, text(row, 1))
-                && pids.contains(&pid)
-                && !names.iter().any(|(p, _)| *p == TraceId::Int(pid))
-            {
-                names.push((TraceId::Int(pid), name.to_string()));
-            }
-            Ok(())
-        })?;
+        let mut names: FxHashMap<i64, String> = FxHashMap::default();
+        self.db
+            .meta_rows(b, TABLE, &["globalPid"], &["name", "pid"], |row| {
+                let pid = int(row, 0).map(pid_of).or_else(|| int(row, 2));
+                if let (Some(pid), Some(name)) = (pid, text(row, 1))
+                    && pids.contains(&pid)
+                {
+                    names.entry(pid).or_insert_with(|| name.to_string());
+                }
+            });
+        let mut names: Vec<(TraceId, String)> = names
+            .into_iter()
+            .map(|(p, n)| (TraceId::Int(p), n))
+            .collect();
         names.sort_by_key(|(p, _)| *p);
         b.process_names.extend(names);
-        Ok(())
     }
 
     /// Names of the threads that have tracks, from `ThreadNames`.
@@ -658,20 +671,20 @@ impl Reader<'_> {
         if threads.is_empty() {
             return Ok(out);
         }
-        let sel = self.db.select(TABLE, &["nameId", "globalTid"], &[])?;
-        let mut wanted: Vec<((i64, i64), i64)> = Vec::new();
-        self.db.for_each_row(&sel, &Progress::default(), |row| {
-            if let (Some(name), Some(g)) = (int(row, 0), int(row, 1)) {
-                let key = (pid_of(g), tid_of(g));
-                if threads.contains(&key) {
-                    wanted.push((key, name));
+        // The first name row of each thread, as the table orders them.
+        let mut wanted: FxHashMap<(i64, i64), i64> = FxHashMap::default();
+        self.db
+            .meta_rows(b, TABLE, &["nameId", "globalTid"], &[], |row| {
+                if let (Some(name), Some(g)) = (int(row, 0), int(row, 1)) {
+                    let key = (pid_of(g), tid_of(g));
+                    if threads.contains(&key) {
+                        wanted.entry(key).or_insert(name);
+                    }
                 }
-            }
-            Ok(())
-        })?;
+            });
         for (key, name) in wanted {
             if let Some(t) = self.strings.text(self.db, name)? {
-                out.entry(key).or_insert(t);
+                out.insert(key, t);
             }
         }
         Ok(out)

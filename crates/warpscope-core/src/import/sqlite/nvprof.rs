@@ -5,9 +5,10 @@
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{
-    ActivityNames, Db, Strings, TimeCheck, add_missing_devices, blob, copy_info, correlation,
+    ActivityNames, Db, Strings, TimeCheck, Zero, add_missing_devices, blob, copy_info, correlation,
     demangle, gpu_track, int, kernel_info, memory_kind_cupti, memset_info, name_tracks,
-    select_copies, select_kernels, select_memsets, stream_id, thread_track, uint32, work_track,
+    select_copies, select_kernels, select_memsets, stream_id, thread_track, time, uint32,
+    work_track,
 };
 use crate::builder::{ProfileBuilder, TrackId};
 use crate::cupti_cbid::{driver_api_name, runtime_api_name};
@@ -29,6 +30,10 @@ const NAME: &str = "CUPTI_ACTIVITY_KIND_NAME";
 const MARKER: &str = "CUPTI_ACTIVITY_KIND_MARKER";
 const UNIFIED_MEMORY_COUNTER: &str = "CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER";
 
+/// nvprof times are nanoseconds since the Unix epoch: a start or end of 0 is CUPTI's "not
+/// collected".
+const ZERO: Zero = Zero::EitherUncollected;
+
 /// The versions whose layout was checked against real files.
 const KNOWN_VERSIONS: [i64; 2] = [11, 12];
 
@@ -49,8 +54,11 @@ const OBJECT_CONTEXT: i64 = 4;
 const OBJECT_STREAM: i64 = 5;
 
 /// True if the database has nvprof's tables.
+/// Either of `StringTable` and `Version` may be missing from a damaged file (the other one and
+/// the activity tables still say nvprof); Nsight Systems exports have neither.
 pub(super) fn recognise(db: &Db) -> bool {
-    db.has("StringTable") && (db.has("Version") || db.has_prefix("CUPTI_ACTIVITY_KIND_"))
+    let activity = db.has_prefix("CUPTI_ACTIVITY_KIND_");
+    (db.has("StringTable") && (db.has("Version") || activity)) || (db.has("Version") && activity)
 }
 
 /// Reads an nvprof database into a builder.
@@ -58,10 +66,10 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
     let mut b = ProfileBuilder::new(db.path().to_path_buf(), Format::NvprofSqlite);
     b.source.tool = "nvprof".to_string();
     b.unix_offset_ns = Some(0);
-    read_version(db, &mut b)?;
+    read_version(db, &mut b);
     let mut r = Reader {
         db,
-        strings: Strings::new(db, "StringTable", "_id_")?,
+        strings: Strings::new(db, &mut b, "StringTable", "_id_")?,
         names: ActivityNames::default(),
         stream_names: FxHashMap::default(),
         thread_names: FxHashMap::default(),
@@ -70,7 +78,7 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
     const STEPS: u64 = 11;
     r.read_devices(&mut b)?;
     r.read_names(&mut b)?;
-    r.read_contexts()?;
+    r.read_contexts(&mut b);
     db.checkpoint(progress, 1, STEPS)?;
     let kernel_tables: Vec<&'static str> = [CONCURRENT_KERNEL, KERNEL]
         .into_iter()
@@ -85,6 +93,32 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
                  the profile has no kernels"
             ),
         );
+    }
+    // nvprof writes every activity table, empty or not: one that is missing (while others are
+    // there) means a damaged file, whose missing activity the user should know about.
+    if db.has_prefix("CUPTI_ACTIVITY_KIND_") {
+        let kernels_missing = !db.has(CONCURRENT_KERNEL) && !db.has(KERNEL);
+        for table in [
+            CONCURRENT_KERNEL,
+            KERNEL,
+            MEMCPY,
+            MEMSET,
+            RUNTIME,
+            DRIVER,
+            SYNCHRONIZATION,
+            MARKER,
+        ] {
+            let reported = kernels_missing && (table == CONCURRENT_KERNEL || table == KERNEL);
+            if !db.has(table) && !reported {
+                b.warn_at(
+                    "nvprof_table_missing",
+                    1,
+                    table,
+                    "table missing (nvprof writes every activity table, even when empty): \
+                     activity of this kind is not shown",
+                );
+            }
+        }
     }
     let mut kernel_names = FxHashMap::default();
     for table in kernel_tables {
@@ -155,21 +189,19 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
 }
 
 /// Reads `Version(version)` into the schema version.
-fn read_version(db: &Db, b: &mut ProfileBuilder) -> Result<(), ImportError> {
+fn read_version(db: &Db, b: &mut ProfileBuilder) {
     if !db.has("Version") {
         b.warn(
             "nvprof_no_version",
             1,
             "the nvprof database has no Version table; read as Version 12",
         );
-        return Ok(());
+        return;
     }
-    let sel = db.select("Version", &["version"], &[])?;
     let mut version = None;
-    db.for_each_row(&sel, &Progress::default(), |row| {
+    db.meta_rows(b, "Version", &["version"], &[], |row| {
         version = version.or(int(row, 0));
-        Ok(())
-    })?;
+    });
     if let Some(v) = version {
         b.source.schema_version = Some(format!("Version {v}"));
         if !KNOWN_VERSIONS.contains(&v) {
@@ -183,7 +215,6 @@ fn read_version(db: &Db, b: &mut ProfileBuilder) -> Result<(), ImportError> {
             );
         }
     }
-    Ok(())
 }
 
 /// Decodes the first two little-endian `u32`s of a 12-byte CUPTI `objectId` (process and thread
@@ -209,10 +240,9 @@ struct Reader<'c> {
 
 impl Reader<'_> {
     fn read_devices(&mut self, b: &mut ProfileBuilder) -> Result<(), ImportError> {
-        if !self.db.has(DEVICE) {
-            return Ok(());
-        }
-        let sel = self.db.select(
+        let mut rows = Vec::new();
+        self.db.meta_rows(
+            b,
             DEVICE,
             &["id"],
             &[
@@ -230,16 +260,13 @@ impl Reader<'_> {
                 "maxRegistersPerBlock",
                 "eccEnabled",
             ],
-        )?;
-        let mut rows = Vec::new();
-        self.db.for_each_row(&sel, &Progress::default(), |row| {
-            let Some(id) = uint32(row, 0) else {
-                return Ok(());
-            };
-            let vals: Vec<Option<i64>> = (1..14).map(|i| int(row, i)).collect();
-            rows.push((id, vals));
-            Ok(())
-        })?;
+            |row| {
+                if let Some(id) = uint32(row, 0) {
+                    let vals: Vec<Option<i64>> = (1..14).map(|i| int(row, i)).collect();
+                    rows.push((id, vals));
+                }
+            },
+        );
         for (id, v) in rows {
             let name = match v[0] {
                 Some(s) => self.strings.text(self.db, s)?,
@@ -276,21 +303,17 @@ impl Reader<'_> {
 
     /// Process, thread and stream names from `CUPTI_ACTIVITY_KIND_NAME`.
     fn read_names(&mut self, b: &mut ProfileBuilder) -> Result<(), ImportError> {
-        if !self.db.has(NAME) {
-            return Ok(());
-        }
-        let sel = self
-            .db
-            .select(NAME, &["objectKind", "objectId", "name"], &[])?;
         let mut rows = Vec::new();
-        self.db.for_each_row(&sel, &Progress::default(), |row| {
-            if let (Some(kind), Some(obj), Some(name)) =
-                (int(row, 0), blob(row, 1).and_then(object_id), int(row, 2))
-            {
-                rows.push((kind, obj, name));
-            }
-            Ok(())
-        })?;
+        self.db
+            .meta_rows(b, NAME, &["objectKind", "objectId", "name"], &[], |row| {
+                if let (Some(kind), Some(obj), Some(name)) =
+                    (int(row, 0), blob(row, 1).and_then(object_id), int(row, 2))
+                {
+                    rows.push((kind, obj, name));
+                }
+            });
+        let mut named_processes: FxHashSet<TraceId> =
+            b.process_names.iter().map(|(p, _)| *p).collect();
         for (kind, (a, bb, c), name) in rows {
             let Some(name) = self.strings.text(self.db, name)? else {
                 continue;
@@ -298,7 +321,7 @@ impl Reader<'_> {
             match kind {
                 OBJECT_PROCESS => {
                     let pid = TraceId::Int(i64::from(a));
-                    if !b.process_names.iter().any(|(p, _)| *p == pid) {
+                    if named_processes.insert(pid) {
                         b.process_names.push((pid, name));
                     }
                 }
@@ -316,18 +339,14 @@ impl Reader<'_> {
     }
 
     /// Context → device, for the synchronisation rows that name only the context.
-    fn read_contexts(&mut self) -> Result<(), ImportError> {
-        if !self.db.has(CONTEXT) {
-            return Ok(());
-        }
-        let sel = self.db.select(CONTEXT, &["contextId", "deviceId"], &[])?;
+    fn read_contexts(&mut self, b: &mut ProfileBuilder) {
         let map = &mut self.context_devices;
-        self.db.for_each_row(&sel, &Progress::default(), |row| {
-            if let (Some(c), Some(d)) = (uint32(row, 0), uint32(row, 1)) {
-                map.insert(c, d);
-            }
-            Ok(())
-        })
+        self.db
+            .meta_rows(b, CONTEXT, &["contextId", "deviceId"], &[], |row| {
+                if let (Some(c), Some(d)) = (uint32(row, 0), uint32(row, 1)) {
+                    map.insert(c, d);
+                }
+            });
     }
 
     fn read_kernels(
@@ -340,10 +359,10 @@ impl Reader<'_> {
         let sel = select_kernels(self.db, table, "name", &[])?;
         let db = self.db;
         let strings = &mut self.strings;
-        let mut times = TimeCheck::default();
+        let mut times = TimeCheck::new(ZERO);
         let mut tracks: FxHashMap<(u32, u32, u64), TrackId> = FxHashMap::default();
         db.for_each_row(&sel, progress, |row| {
-            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+            let Some((start, dur)) = times.span(time(row, 0), time(row, 1)) else {
                 return Ok(());
             };
             let device = uint32(row, 2).unwrap_or(0);
@@ -382,10 +401,10 @@ impl Reader<'_> {
     ) -> Result<(), ImportError> {
         let sel = select_copies(self.db, table, &[])?;
         let names = &mut self.names;
-        let mut times = TimeCheck::default();
+        let mut times = TimeCheck::new(ZERO);
         let mut tracks: FxHashMap<(u32, u32, u64), TrackId> = FxHashMap::default();
         self.db.for_each_row(&sel, progress, |row| {
-            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+            let Some((start, dur)) = times.span(time(row, 0), time(row, 1)) else {
                 return Ok(());
             };
             let device = uint32(row, 2).unwrap_or(0);
@@ -411,9 +430,9 @@ impl Reader<'_> {
     ) -> Result<(), ImportError> {
         let sel = select_memsets(self.db, MEMSET, "memoryKind", &[])?;
         let name = self.names.copy(b, CopyKind::Memset);
-        let mut times = TimeCheck::default();
+        let mut times = TimeCheck::new(ZERO);
         self.db.for_each_row(&sel, progress, |row| {
-            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+            let Some((start, dur)) = times.span(time(row, 0), time(row, 1)) else {
                 return Ok(());
             };
             let device = uint32(row, 2).unwrap_or(0);
@@ -449,10 +468,10 @@ impl Reader<'_> {
             };
         let mut names: FxHashMap<u32, StrId> = FxHashMap::default();
         let mut unknown = 0u64;
-        let mut times = TimeCheck::default();
+        let mut times = TimeCheck::new(ZERO);
         let mut tracks: FxHashMap<(i64, i64), TrackId> = FxHashMap::default();
         self.db.for_each_row(&sel, progress, |row| {
-            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+            let Some((start, dur)) = times.span(time(row, 0), time(row, 1)) else {
                 return Ok(());
             };
             let cbid = uint32(row, 2).unwrap_or(0);
@@ -502,9 +521,9 @@ impl Reader<'_> {
         )?;
         let names = &mut self.names;
         let contexts = &self.context_devices;
-        let mut times = TimeCheck::default();
+        let mut times = TimeCheck::new(ZERO);
         self.db.for_each_row(&sel, progress, |row| {
-            let Some((start, dur)) = times.span(int(row, 0), int(row, 1)) else {
+            let Some((start, dur)) = times.span(time(row, 0), time(row, 1)) else {
                 return Ok(());
             };
             let name = names.sync(b, int(row, 2));
@@ -539,19 +558,21 @@ impl Reader<'_> {
         let mut marks: Vec<(i64, i64, TrackKey)> = Vec::new();
         let mut domains: FxHashSet<i64> = FxHashSet::default();
         let (mut duplicate, mut other, mut no_object) = (0u64, 0u64, 0u64);
+        // Every row's timestamp passes the plausibility rule on its own; a range's start and end
+        // then differ by less than 2^62.
+        let mut times = TimeCheck::new(ZERO);
         self.db.for_each_row(&sel, progress, |row| {
             let flags = int(row, 0).unwrap_or(0);
-            let Some(ts) = int(row, 1) else {
+            if flags & (MARKER_START | MARKER_INSTANT | MARKER_END) == 0 {
                 other += 1;
+                return Ok(());
+            }
+            let Some(ts) = times.instant(time(row, 1)) else {
                 return Ok(());
             };
             let id = int(row, 2).unwrap_or(0);
             if flags & MARKER_END != 0 {
                 ends.push((id, ts));
-                return Ok(());
-            }
-            if flags & (MARKER_START | MARKER_INSTANT) == 0 {
-                other += 1;
                 return Ok(());
             }
             let object = blob(row, 4).and_then(object_id);
@@ -572,6 +593,7 @@ impl Reader<'_> {
             }
             Ok(())
         })?;
+        times.report(b, MARKER);
         let (mut unmatched_end, mut negative) = (0u64, 0u64);
         for (id, end) in ends {
             let Some(s) = starts.remove(&id) else {
@@ -580,10 +602,12 @@ impl Reader<'_> {
             };
             let name = self.strings.get_or_placeholder(self.db, b, s.name)?;
             let track = b.track(s.track);
-            if end < s.ts {
+            // Both times passed the rule, so the difference fits.
+            let dur = end.saturating_sub(s.ts);
+            if dur < 0 {
                 negative += 1;
             }
-            b.push(track, s.ts, (end - s.ts).max(0), name, EventKind::Nvtx);
+            b.push(track, s.ts, dur.max(0), name, EventKind::Nvtx);
         }
         for (ts, name, key) in marks {
             let name = self.strings.get_or_placeholder(self.db, b, name)?;
@@ -626,7 +650,7 @@ impl Reader<'_> {
         b.warn(
             "nvtx_other_marker",
             other,
-            format!("{MARKER}: synchronisation markers and rows without a time were skipped"),
+            format!("{MARKER}: synchronisation markers were skipped"),
         );
         b.warn(
             "nvtx_unknown_object",
