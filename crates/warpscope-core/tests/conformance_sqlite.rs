@@ -1420,3 +1420,23 @@ fn views_are_never_read() {
         w.message
     );
 }
+
+#[test]
+fn a_cell_bigger_than_64_mib_fails_its_table_instead_of_taking_the_memory() {
+    let rel = "nsys-sqlite/nsys2025.5_vecadd_report1.sqlite";
+    let Some(conn) = sample_copy(rel) else {
+        return;
+    };
+    // A kernel name of 80 MiB: gzip would make it a few kilobytes.
+    conn.execute_batch(
+        "UPDATE StringIds SET value = CAST(zeroblob(80 * 1024 * 1024) AS TEXT)
+         WHERE id IN (SELECT shortName FROM CUPTI_ACTIVITY_KIND_KERNEL
+                      UNION SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL);",
+    )
+    .unwrap();
+    let err = import_copy(rel, conn).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("{rel}: table StringIds: string or blob too big")
+    );
+}

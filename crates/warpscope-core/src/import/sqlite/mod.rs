@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
+use rusqlite::limits::Limit;
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, MAIN_DB, OpenFlags, Row, Statement};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -22,6 +23,9 @@ use crate::model::{
     CopyInfo, CopyKind, Device, GpuLane, KernelInfo, MemoryKind, Profile, TraceId, TrackKey,
 };
 use crate::strings::StrId;
+
+/// The longest text or blob cell read, in bytes (SQLite's own default is 1 GB).
+const MAX_CELL_BYTES: i32 = 64 << 20;
 
 /// Rows read between two looks at the cancel flag.
 const CANCEL_CHECK_ROWS: u64 = 1 << 16;
@@ -194,6 +198,11 @@ impl Db {
         // faster on a 200 MB export but added the mapped file to the resident set. Only a hint:
         // a failure here is not an error.
         let _ = conn.execute_batch("PRAGMA cache_size = -8192;");
+        // No cell of a real export comes near this; a hostile one (a gigabyte of zeros that
+        // gzip makes a megabyte) fails its table with "string or blob too big" instead of
+        // taking the memory.
+        conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, MAX_CELL_BYTES)
+            .map_err(|e| corrupt("database header", &e))?;
         let mut tables = FxHashSet::default();
         let mut views = Vec::new();
         {
