@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::model::{
     ApiInfo, CopyInfo, CounterTrack, Device, DistributedInfo, EventKind, EventRef, Events, Flow,
@@ -174,6 +174,23 @@ impl ProfileBuilder {
     /// All tracks built so far.
     pub fn tracks(&self) -> &[Track] {
         &self.tracks
+    }
+
+    /// Devices that have GPU tracks but no entry in [`ProfileBuilder::devices`], in order.
+    pub fn undescribed_gpu_ids(&self) -> Vec<u32> {
+        let described: FxHashSet<u32> = self.devices.iter().map(|d| d.id).collect();
+        let mut ids: Vec<u32> = self
+            .tracks
+            .iter()
+            .filter_map(|t| match t.key {
+                TrackKey::Gpu { device, .. } => Some(device),
+                _ => None,
+            })
+            .filter(|id| !described.contains(id))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
     }
 
     /// Number of events pushed so far.

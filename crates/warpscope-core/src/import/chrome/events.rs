@@ -7,7 +7,7 @@ use super::classify::{
 };
 use super::tokenize::{RawEvent, RawId};
 use super::{ChromeState, FlowPoint, OpenBegin};
-use crate::builder::TrackId;
+use crate::builder::{TIME_LIMIT_NS, TrackId};
 use crate::cupti_cbid;
 use crate::import::json::{self, Parser, Value};
 use crate::model::{
@@ -16,10 +16,10 @@ use crate::model::{
 };
 use crate::time::parse_decimal_scaled;
 
-/// The latest (and, negated, the earliest) time an event may have: 2^62 ns around 1970, the
-/// years 1824 to 2116. Within it, any two times are less than i64::MAX apart, so no span or
-/// shift to the profile's origin can overflow.
-pub(super) const MAX_TIME_NS: i64 = (1 << 62) - 1;
+/// The latest (and, negated, the earliest) time an event may have: just under the builder's
+/// [`TIME_LIMIT_NS`] (2^62 ns) around 1970, the years 1824 to 2116. Within it, any two times
+/// are less than i64::MAX apart, so no span or shift to the profile's origin can overflow.
+pub(super) const MAX_TIME_NS: i64 = TIME_LIMIT_NS - 1;
 
 impl ChromeState {
     pub(super) fn event(&mut self, ev: &RawEvent<'_>) {

@@ -418,22 +418,7 @@ impl ChromeState {
     }
 
     pub(super) fn fill_devices(&mut self) {
-        let mut used: Vec<u32> = self
-            .b
-            .tracks()
-            .iter()
-            .filter_map(|t| match t.key {
-                TrackKey::Gpu { device, .. } => Some(device),
-                _ => None,
-            })
-            .collect();
-        used.sort_unstable();
-        used.dedup();
-        let known: FxHashSet<u32> = self.b.devices.iter().map(|d| d.id).collect();
-        for id in used {
-            if known.contains(&id) {
-                continue;
-            }
+        for id in self.b.undescribed_gpu_ids() {
             let label = self
                 .process_label_of_device(id)
                 .unwrap_or_else(|| format!("GPU {id}"));

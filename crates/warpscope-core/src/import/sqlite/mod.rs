@@ -1072,27 +1072,14 @@ pub(super) fn name_tracks(
 
 /// Adds a bare [`Device`] for every device that has GPU tracks but no description in the file.
 pub(super) fn add_missing_devices(b: &mut ProfileBuilder) {
-    let mut used: Vec<u32> = b
-        .tracks()
-        .iter()
-        .filter_map(|t| match t.key {
-            TrackKey::Gpu { device, .. } => Some(device),
-            _ => None,
-        })
-        .collect();
-    used.sort_unstable();
-    used.dedup();
-    let described: FxHashSet<u32> = b.devices.iter().map(|d| d.id).collect();
     let mut added = 0;
-    for id in used {
-        if !described.contains(&id) {
-            b.devices.push(Device {
-                id,
-                name: format!("GPU {id}"),
-                ..Device::default()
-            });
-            added += 1;
-        }
+    for id in b.undescribed_gpu_ids() {
+        b.devices.push(Device {
+            id,
+            name: format!("GPU {id}"),
+            ..Device::default()
+        });
+        added += 1;
     }
     b.warn(
         "sqlite_unknown_device",
