@@ -39,10 +39,15 @@ fn inputs(target: &str) -> Result<Vec<PathBuf>, String> {
     let dir = regressions_dir().join(target);
     let entries = fs::read_dir(&dir)
         .map_err(|e| format!("{}: cannot list regressions: {e}", dir.display()))?;
-    let mut files: Vec<PathBuf> = entries
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .collect();
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry
+            .map_err(|e| format!("{}: cannot list regressions: {e}", dir.display()))?
+            .path();
+        if path.is_file() {
+            files.push(path);
+        }
+    }
     files.sort();
     if files.is_empty() {
         return Err(format!(
@@ -87,6 +92,7 @@ fn every_fuzz_regression_replays_cleanly() {
             }
             // Shown with --nocapture: what each input ended in.
             match &outcome {
+                Ok(replay::Outcome::Error(message)) => println!("{target}/{name}: {message}"),
                 Ok(o) => println!("{target}/{name}: {o:?}"),
                 Err(_) => println!("{target}/{name}: panicked"),
             }
