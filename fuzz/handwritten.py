@@ -97,6 +97,14 @@ def nvprof():
     put("nvprof_text", "warn_csv_negative_duration", (CSV_HEAD + csv_row("1.0", "-0.5")).encode())
     put("nvprof_text", "csv_gpu_total_overflow", (
         CSV_HEAD + csv_row("1.0", "5000000000000", corr=1) + csv_row("2.0", "5000000000000", corr=2)).encode())
+    # Summary mode: negative times in the recorded rows (found by the fuzzer as `-06ns`).
+    put("nvprof_text", "warn_summary_negative_times", (
+        "==1== Profiling result:\n"
+        "Time(%)      Time     Calls       Avg       Min       Max  Name\n"
+        "100.00%  1.0000us         1  1.0000us    -5ns  1.0000us  k\n\n"
+        "==1== API calls:\n"
+        "Time(%)      Time     Calls       Avg       Min       Max  Name\n"
+        "100.00%  -2.0000us         1  2.0000us    -06ns  2.0000us  cudaMalloc\n").encode())
     put("nvprof_text", "csv_header_only", CSV_HEAD.encode())
     unknown = ",".join(f'"Unknown column {i}"' for i in range(400))
     put("nvprof_text", "csv_many_unknown_columns", (

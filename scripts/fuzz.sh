@@ -77,25 +77,32 @@ for t in "${TARGETS[@]}"; do
         echo "fuzz.sh: $t exited $rc without an artifact; see $log" >&2
         CRASHES[$t]=1
     fi
+    # Hashes of the committed regressions: libFuzzer names an artifact after its content's SHA-1.
+    known=$(find "fuzz/regressions/$t" -type f -exec sha1sum {} + 2>/dev/null | cut -d' ' -f1)
     for a in "${found[@]}"; do
         status=1
-        # Already a regression (a known failure replayed from fuzz/regressions)?
-        sum=$(sha1sum "$a" | cut -d' ' -f1)
-        if find "fuzz/regressions/$t" -type f -exec sha1sum {} + | grep -q "^$sum "; then
+        kind=$(basename "$a" | cut -d- -f1)
+        sum=$(basename "$a" | cut -d- -f2)
+        # A known failure replayed from fuzz/regressions: not new.
+        if grep -qx "$sum" <<<"$known"; then
             continue
         fi
         NEW[$t]=$((NEW[$t] + 1))
-        kind=$(basename "$a" | cut -d- -f1)
         out=$a
         if [[ -z ${FUZZ_NO_TMIN:-} && $kind == crash ]]; then
-            min=fuzz/artifacts/$t/minimized-from-$(basename "$a" | cut -d- -f2)
-            cargo +nightly fuzz tmin -a -s "$SANITIZER" -r 2000 "$t" "$a" \
-                >"$LOGS/$t-tmin-$sum.log" 2>&1 || true
-            [[ -f $min ]] && out=$min
+            tlog=$LOGS/$t-tmin-$sum.log
+            cargo +nightly fuzz tmin -a -s "$SANITIZER" -r 2000 "$t" "$a" >"$tlog" 2>&1 || true
+            min=$(grep -o "fuzz/artifacts/$t/minimized-from-[0-9a-f]*" "$tlog" | tail -1)
+            [[ -n $min && -f $min ]] && out=$min
         fi
         dest=fuzz/regressions/$t/${kind}_$(sha1sum "$out" | cut -c1-10)
         cp "$out" "$dest"
-        echo "fuzz.sh: $t: new $kind, minimised to $dest ($(wc -c <"$dest") bytes):"
+        size=$(wc -c <"$dest")
+        echo "fuzz.sh: $t: new $kind, minimised to $dest ($size bytes):"
+        if [[ $size -gt 4096 ]]; then
+            echo "    over 4 KB: probably still a sample cut (SQLite pages do not shrink); do not"
+            echo "    commit it: write an equivalent by hand in fuzz/handwritten.py instead"
+        fi
         # The panic message and the head of the stack, for FUZZ_FINDINGS.md.
         "$BIN/$t" "$dest" 2>&1 | grep -m1 -A12 -E "panicked|ERROR: libFuzzer" | sed 's/^/    /' || true
     done
