@@ -71,6 +71,10 @@ def chrome():
     # Two kernels whose durations fit i64 but whose sum does not (GPU total, per-name stats).
     put("chrome_json", "gpu_total_overflow", b"\xff" + trace(
         KERNEL % ("0", "5000000000000000"), KERNEL % ("1", "5000000000000000")))
+    # Two copies whose byte counts fit u64 but whose sum does not (copies_by_kind).
+    copy = ('{"ph":"X","cat":"gpu_memcpy","name":"Memcpy HtoD (Pageable -> Device)","pid":0,'
+            '"tid":7,"ts":%d,"dur":1,"args":{"device":0,"stream":7,"bytes":629141e30056}}')
+    put("chrome_json", "copy_bytes_overflow", b"\xff" + trace(copy % 1, copy % 2, copy % 3))
     put("chrome_json", "empty_event_list", b"\xff" + trace())
     put("chrome_json", "bare_array_cut", b"\x05" + b'[{"ph":"B","name":"x","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"ti')
 
