@@ -10,8 +10,8 @@
   big_values.csv      Start/Duration/Size at the ends of i64 and beyond (1e300 ms)
 
 usage: scripts/gen_nvprof_hostile.py [OUT_DIR]   (default /tmp/nvp)
-then:  cargo build --release -p warpscope-core --example import_one
-       /usr/bin/time -v target/release/examples/import_one OUT_DIR/wide_header.csv
+then:  cargo build --release -p warpscope-core --example load
+       /usr/bin/time -v target/release/examples/load OUT_DIR/wide_header.csv
 """
 
 import gzip

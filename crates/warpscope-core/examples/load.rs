@@ -1,45 +1,54 @@
-//! Loads each file given on the command line with `import_file` and prints what came out (or
-//! the error) and how long it took. For measuring pathological inputs:
-//! `cargo build --release -p warpscope-core --example load` then
-//! `/usr/bin/time -v target/release/examples/load FILE...`.
-#![allow(clippy::print_stdout, missing_docs)]
+//! Loads each profile named on the command line the way `warpscope summary` does, without the
+//! GUI crates: imports it, builds the summary, and prints one line per file (events, warnings,
+//! span, GPU total, time) or the error. Exits 1 if any file failed. What `scripts/hostile.sh`
+//! runs when the viewer is not built, and a quick way to measure an importer:
+//!
+//! ```text
+//! cargo build --release -p warpscope-core --example load
+//! /usr/bin/time -v target/release/examples/load FILE...
+//! ```
 
-use std::path::Path;
+use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Instant;
 
-use warpscope_core::{Progress, import_file};
+use warpscope_core::analysis::summary_report;
+use warpscope_core::{Progress, TimeRange, import_file};
 
-fn main() {
-    let mut failed = false;
-    for arg in std::env::args().skip(1) {
-        let t = Instant::now();
-        match import_file(Path::new(&arg), &Progress::new()) {
-            Ok(p) => {
-                let mut warnings: Vec<String> = p
+fn main() -> ExitCode {
+    let files: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
+    if files.is_empty() {
+        eprintln!("usage: load FILE...");
+        return ExitCode::from(2);
+    }
+    let mut code = ExitCode::SUCCESS;
+    for path in &files {
+        let started = Instant::now();
+        match import_file(path, &Progress::new()) {
+            Ok(profile) => {
+                let report = summary_report(&profile, TimeRange::ALL, None);
+                let span = profile
+                    .span_ns()
+                    .map_or("none".to_string(), |(s, e)| format!("{s}..{e}"));
+                let warnings: Vec<String> = profile
                     .warnings
                     .iter()
-                    .take(8)
-                    .map(|w| format!("{}×{}", w.code, w.count))
+                    .map(|w| format!("{}x{}", w.code, w.count))
                     .collect();
-                if p.warnings.len() > 8 {
-                    warnings.push(format!("… {} more", p.warnings.len() - 8));
-                }
                 println!(
-                    "{arg}: {} tracks, {} events, warnings [{}] in {:.3} s",
-                    p.tracks.len(),
-                    p.event_count(),
-                    warnings.join(", "),
-                    t.elapsed().as_secs_f64()
+                    "{}: events={} warnings=[{}] span_ns={span} gpu_total_ns={} in {:.3} s",
+                    path.display(),
+                    profile.event_count(),
+                    warnings.join(","),
+                    report.gpu_total_ns,
+                    started.elapsed().as_secs_f64()
                 );
             }
             Err(e) => {
-                failed = true;
-                println!(
-                    "{arg}: error: {e} (after {:.3} s)",
-                    t.elapsed().as_secs_f64()
-                );
+                eprintln!("error: {e}");
+                code = ExitCode::FAILURE;
             }
         }
     }
-    std::process::exit(i32::from(failed));
+    code
 }

@@ -3,7 +3,7 @@
 
 use super::ChromeState;
 use super::classify::lane_from_text;
-use crate::builder::ProfileBuilder;
+use crate::builder::{ProfileBuilder, TIME_LIMIT_NS};
 use crate::import::json::{self, Parser, SyntaxError, Value};
 use crate::model::{Device, DistributedInfo, TimeOrigin, TraceId, TrackKey, Warning};
 
@@ -52,16 +52,20 @@ impl ChromeState {
             }
             "baseTimeNanoseconds" => {
                 self.is_kineto = true;
-                match &v {
-                    Ok(Value::Num(n)) => self.base_time_ns = json::int_from_text(n),
-                    Ok(Value::Str(s)) => self.base_time_ns = s.trim().parse().ok(),
-                    _ => {}
-                }
+                let base = match &v {
+                    Ok(Value::Num(n)) => json::int_from_text(n),
+                    Ok(Value::Str(s)) => s.trim().parse().ok(),
+                    _ => None,
+                };
+                // A Unix time in nanoseconds between 1970 and 2116 (the builder's time limit):
+                // anything else would put the trace's wall-clock times centuries away.
+                self.base_time_ns = base.filter(|t| (0..TIME_LIMIT_NS).contains(t));
                 if self.base_time_ns.is_none() {
                     self.b.warn(
                         "bad_base_time",
                         1,
-                        "baseTimeNanoseconds is not an integer; times are shown relative",
+                        "baseTimeNanoseconds is not a Unix time in nanoseconds between 1970 and \
+                         2116; times are shown relative",
                     );
                 }
             }
