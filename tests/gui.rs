@@ -102,6 +102,44 @@ fn several_files_open_as_tabs_and_a_broken_one_shows_its_error_without_closing_t
 }
 
 #[test]
+fn a_profile_with_import_warnings_lists_them_with_their_counts() {
+    let dir = std::env::temp_dir().join(format!("warpscope-gui-warn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("negative.json");
+    std::fs::write(
+        &file,
+        r#"{"traceEvents": [
+{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 10, "dur": 5,
+ "args": {"device": 0, "stream": 7}},
+{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 20, "dur": -3,
+ "args": {"device": 0, "stream": 7}},
+{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 30, "dur": -4,
+ "args": {"device": 0, "stream": 7}}
+]}"#,
+    )
+    .unwrap();
+    let mut h = app_harness(vec![file]);
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 1);
+    // Open from the start, with each message and its count.
+    assert!(h.query_by_label_contains("1 import warning").is_some());
+    assert!(
+        h.query_by_label("×2").is_some(),
+        "the count of negative durations"
+    );
+    assert!(
+        h.query_by_label_contains("negative `dur`").is_some(),
+        "the warning's message"
+    );
+    // The header folds the list away.
+    h.get_by_label_contains("import warning").click();
+    h.step();
+    h.step();
+    assert!(h.query_by_label_contains("negative `dur`").is_none());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn recent_files_remember_what_was_opened() {
     let mut h = app_harness(vec![sample("alexnet_b32.pt.trace.json.gz")]);
     settle(&mut h);

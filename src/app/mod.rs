@@ -20,6 +20,7 @@ use warpscope_ui::compare::{CompareState, compare_ui};
 use warpscope_ui::range_stats::range_stats_ui;
 use warpscope_ui::tables::{TablesState, tables_ui};
 use warpscope_ui::timeline::{TimelineState, selected_event_ui, timeline_ui};
+use warpscope_ui::warnings::import_warnings_ui;
 
 use loader::{Loaded, Loader};
 
@@ -748,6 +749,7 @@ impl WarpscopeApp {
     }
 
     fn details_ui(tab: &mut Tab, profile: &Profile, ui: &mut egui::Ui) {
+        import_warnings_ui(ui, profile);
         ui.horizontal(|ui| {
             ui.strong("Selected event");
             if tab.selection.event.is_some() {

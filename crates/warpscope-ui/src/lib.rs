@@ -1,5 +1,5 @@
 //! warpscope-ui: the egui widgets of warpscope over a [`warpscope_core::Profile`]: the timeline,
-//! the ranked tables and the range statistics. No eframe and no file I/O here, so the widgets can
+//! the ranked tables, the range statistics and the import warnings. No eframe and no file I/O here, so the widgets can
 //! be driven by the app, by egui_kittest tests and by benchmarks alike.
 
 pub mod colors;
@@ -7,6 +7,7 @@ pub mod compare;
 pub mod range_stats;
 pub mod tables;
 pub mod timeline;
+pub mod warnings;
 
 use warpscope_core::TimeRange;
 use warpscope_core::model::EventRef;
