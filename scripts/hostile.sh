@@ -106,6 +106,23 @@ gz("chrome_repeated_top_level_key.json.gz", same)
 w("chrome_many_arg_keys.json", '{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":1,"dur":1,"args":{'
   + ",".join(f'"a{i}":{i}' for i in range(60000)) + "}}]}")
 w("chrome_many_trailing_keys.json", '{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":1,"dur":1}],' + keys.rstrip(",") + "}")
+# Chrome: gzip amplification without an event boundary to cut at: 1 GB of `0,` elements, and
+# one event whose 1 GB string holds no `,{` (both a few MB of gzip).
+def chrome_bomb(name, head, unit, tail):
+    block = (unit * (16 * 1024 * 1024 // len(unit))).encode()
+    member = gzip.compress(block, 9, mtime=0)
+    with open(out / name, "wb") as f:
+        f.write(gzip.compress(head.encode(), mtime=0))
+        for _ in range(64):
+            f.write(member)
+        f.write(gzip.compress(tail.encode(), mtime=0))
+
+chrome_bomb("chrome_bomb_non_objects_1gb.json.gz", '{"traceEvents":[', "0,",
+            '{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":1,"dur":1}]}')
+chrome_bomb("chrome_bomb_one_string_1gb.json.gz",
+            '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1},'
+            '{"ph":"X","name":"big","pid":1,"tid":1,"ts":2,"dur":1,"args":{"s":"', "x",
+            '"}},{"ph":"X","name":"b","pid":1,"tid":1,"ts":3,"dur":1}]}')
 # Chrome: a trace cut inside its first event (issue: loads as an empty profile, exit 0).
 w("chrome_cut_in_first_event.json", '{"schemaVersion":1,"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":12')
 gz("chrome_cut_in_first_event.json.gz", '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":12')

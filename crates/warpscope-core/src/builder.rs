@@ -574,8 +574,8 @@ impl ProfileBuilder {
     }
 
     /// Time zero when the importer gives none: the earliest start of an event with a usable
-    /// duration (so that an event `finish` drops cannot move it), else the earliest counter
-    /// sample or marker, else 0. If the events spread over more than [`TIME_LIMIT_NS`], some
+    /// duration (so that an event `finish` drops cannot move it) or the earliest counter sample
+    /// or marker within reach of the events, else the earliest counter sample or marker, else 0. If the events spread over more than [`TIME_LIMIT_NS`], some
     /// times are bogus: the half of the clock range that holds more events wins, so that one
     /// outlier cannot push every real event out of the profile.
     fn earliest_raw_ns(&self) -> i64 {
@@ -593,7 +593,15 @@ impl ProfileBuilder {
         });
         if let Some((lo, hi)) = bounds {
             if i128::from(hi) - i128::from(lo) <= i128::from(TIME_LIMIT_NS) {
-                return lo;
+                // Counter samples and markers before the first event move time zero too, as
+                // long as they stay within the limit of the last event's end.
+                let floor = hi.saturating_sub(TIME_LIMIT_NS);
+                let samples = self.counters.iter().flat_map(|c| c.time_ns.iter().copied());
+                let markers = self.markers.iter().map(|m| m.time_ns);
+                return samples
+                    .chain(markers)
+                    .filter(|&t| t >= floor)
+                    .fold(lo, i64::min);
             }
             let mid = lo / 2 + hi / 2;
             let (mut low, mut high, mut high_min) = (0u64, 0u64, i64::MAX);
@@ -879,6 +887,29 @@ mod tests {
         assert_eq!(ev.parent, vec![NO_PARENT, 0, 0]);
         assert_eq!(p.origin.raw_ns, 1_000);
         assert_eq!(p.tracks[0].max_depth, 2);
+    }
+
+    #[test]
+    fn counter_samples_and_markers_before_the_first_event_set_time_zero() {
+        let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+        let t = b.track(thread());
+        let op = b.intern("op");
+        b.push(t, 1_000, 100, op, EventKind::CpuOp);
+        b.counters.push(CounterTrack {
+            pid: TraceId::Int(1),
+            name: "memory".to_string(),
+            time_ns: vec![900, 1_050],
+            value: vec![1.0, 2.0],
+        });
+        b.markers.push(Marker {
+            time_ns: 950,
+            name: "Iteration Start".to_string(),
+        });
+        let p = b.finish();
+        assert_eq!(p.origin.raw_ns, 900);
+        assert_eq!(p.tracks[0].events.start_ns, vec![100]);
+        assert_eq!(p.counters[0].time_ns, vec![0, 150]);
+        assert_eq!(p.markers[0].time_ns, 50);
     }
 
     #[test]

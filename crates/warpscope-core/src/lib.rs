@@ -7,6 +7,7 @@
 pub mod analysis;
 pub mod builder;
 pub mod cupti_cbid;
+pub mod demangle;
 pub mod export;
 pub mod import;
 pub mod model;

@@ -1440,3 +1440,33 @@ fn a_cell_bigger_than_64_mib_fails_its_table_instead_of_taking_the_memory() {
         format!("{rel}: table StringIds: string or blob too big")
     );
 }
+
+#[test]
+fn an_nvtx_mark_at_the_capture_start_is_kept() {
+    // nsys times count from the capture's start: a mark at 0 happened then, it is not a time
+    // left uncollected (that is only a range whose start and end are both 0).
+    let dir = temp_dir("nvtx-zero");
+    let path = dir.join("nvtx.sqlite");
+    write_nvtx_fixture(&path);
+    let conn = Connection::open(&path).unwrap();
+    conn.execute(
+        "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId)
+         VALUES (0, NULL, 34, 'at the start', ?1, 0)",
+        [global_tid(100, 101)],
+    )
+    .unwrap();
+    drop(conn);
+    let p = load(&path);
+    let names: Vec<&str> = p
+        .tracks
+        .iter()
+        .flat_map(|t| {
+            (0..t.events.len())
+                .filter(|&i| t.events.kind[i] == EventKind::Nvtx)
+                .map(|i| p.str(t.events.name[i]))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(names.contains(&"at the start"), "{names:?}");
+    assert_eq!(warning_codes(&p), vec!["nvtx_start_without_end"]);
+}

@@ -330,3 +330,25 @@ fn metric_text_is_kept_up_to_16_mib_and_every_row_counted() {
         text.len()
     );
 }
+
+#[test]
+fn rows_of_too_many_fields_are_skipped_whether_quoted_or_not() {
+    // Inside a table: a row of 4,096 bare commas (what a gzip of commas inflates to), and a
+    // quoted row with one field too many. Both are skipped and counted; the good rows load.
+    let mut data = String::from(FRAME);
+    data.push_str("\"Start\",\"Duration\",\"Device\",\"Stream\",\"Name\"\ns,us,,,\n");
+    data.push_str("1.0,2.5,\"TITAN Xp (0)\",\"7\",\"k(int)\"\n");
+    data.push_str(&format!("{}\n", ",".repeat(4096)));
+    data.push_str("2.0,2.5,\"TITAN Xp (0)\",\"7\",\"k(int)\",\"extra\"\n");
+    data.push_str("3.0,1.5,\"TITAN Xp (0)\",\"7\",\"k(int)\"\n");
+    let p = load(data.as_bytes()).unwrap();
+    assert_eq!(p.event_count(), 2);
+    let w = warning(&p, "skipped_rows");
+    assert_eq!(w.count, 2);
+    assert!(
+        w.message
+            .contains("first at line 7: more than 5 fields where the header has 5"),
+        "{}",
+        w.message
+    );
+}

@@ -140,3 +140,18 @@ fn broken_bytes_name_the_given_name() {
     .unwrap_err();
     assert!(err.to_string().starts_with("db.sqlite: "), "{err}");
 }
+
+#[test]
+fn a_cancelled_gzip_sqlite_import_stops_and_leaves_no_temporary_file() {
+    let Some(path) = common::sample("nvprof-sqlite/csl7520_titanxpascal_matrix_profile.nvvp")
+    else {
+        return;
+    };
+    let gz = gzip(&std::fs::read(&path).unwrap());
+    let progress = Progress::new();
+    progress.cancel();
+    let before = warpscope_temp_files();
+    let err = import_bytes(Path::new("matrix.nvvp.gz"), &gz, &progress).unwrap_err();
+    assert_eq!(err.to_string(), "matrix.nvvp.gz: import cancelled");
+    assert_eq!(warpscope_temp_files(), before);
+}

@@ -2163,3 +2163,45 @@ fn an_event_bigger_than_64_mib_is_skipped_and_counted_however_it_is_cut() {
         assert_eq!(p.event_count(), 2, "blocks of {block}");
     }
 }
+
+#[test]
+fn long_stretches_without_an_event_boundary_are_cut_and_read_the_same() {
+    // One event with an 80 MiB string holding no `,{`, and 20 M elements that are not objects:
+    // the reader has no candidate boundary to cut at, cuts anyway (holding a bounded amount),
+    // and the result is what reading the whole text at once gives.
+    let small = |name: &str, ts: u32| {
+        format!(r#"{{"ph": "X", "name": "{name}", "pid": 1, "tid": 1, "ts": {ts}, "dur": 1}}"#)
+    };
+    let big = format!(
+        r#"{{"ph": "X", "name": "big", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {{"s": "{}"}}}}"#,
+        "x".repeat(80 << 20)
+    );
+    let text = format!("[{}, {big}, {}]", small("a", 1), small("b", 3));
+    for block in [warpscope_core::import::json::BLOCK_BYTES, usize::MAX / 4] {
+        let p = import_blocks("big.json", text.as_bytes(), block).unwrap();
+        assert_warnings(&p, &[("oversized_event", 1)]);
+        assert_eq!(p.event_count(), 2, "blocks of {block}");
+    }
+
+    let text = format!(
+        "{{\"traceEvents\": [{}{}]}}",
+        "0,".repeat(20_000_000),
+        small("a", 1)
+    );
+    for block in [warpscope_core::import::json::BLOCK_BYTES, usize::MAX / 4] {
+        let p = import_blocks("zeros.json", text.as_bytes(), block).unwrap();
+        assert_warnings(&p, &[("non_object_event", 20_000_000)]);
+        assert_eq!(p.event_count(), 1, "blocks of {block}");
+    }
+}
+
+#[test]
+fn a_hugely_negative_dur_is_a_negative_dur_not_a_huge_one() {
+    let p = load_text(
+        "neg",
+        r#"{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 5, "dur": -1e300}]}"#,
+    );
+    assert_warnings(&p, &[("negative_dur", 1)]);
+    let t = &p.tracks[0];
+    assert_eq!(t.events.dur_ns[0], 0);
+}

@@ -243,14 +243,7 @@ pub struct Comparison {
 /// [`crate::model::KernelInfo::mangled_name`]); a file that gives only the mangled name is
 /// demangled here, so both forms of one kernel meet.
 pub fn kernel_match_key(name: &str) -> String {
-    let demangled = if name.starts_with("_Z") {
-        cpp_demangle::Symbol::new(name.as_bytes())
-            .ok()
-            .and_then(|s| s.demangle().ok())
-            .filter(|d| !d.is_empty())
-    } else {
-        None
-    };
+    let demangled = crate::demangle::demangle(name);
     let text = demangled.as_deref().unwrap_or(name).trim();
     let word = |c: char| c.is_alphanumeric() || c == '_';
     let mut out = String::with_capacity(text.len());
@@ -473,7 +466,7 @@ fn align_kernels(
             let s = &r.stats;
             if let Some(&at) = by_key.get(&key) {
                 let k = &mut run[at].1;
-                k.calls += s.calls;
+                k.calls = k.calls.saturating_add(s.calls);
                 k.total_ns = k.total_ns.saturating_add(s.total_ns);
                 k.min_ns = k.min_ns.min(s.min_ns);
                 k.max_ns = k.max_ns.max(s.max_ns);

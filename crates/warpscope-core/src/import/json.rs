@@ -509,6 +509,12 @@ fn count_newlines(bytes: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', bytes).count() as u64
 }
 
+/// How much input without a candidate boundary the reader holds before it cuts anyway: four
+/// blocks, and at least 16 MiB (real traces always have a boundary well within that).
+fn forced_cut_bytes(block_bytes: usize) -> usize {
+    block_bytes.saturating_mul(4).max(16 << 20)
+}
+
 /// Finds a candidate element boundary at or after `from`: a `{` whose previous non-blank byte
 /// is a `,`. Returns the offset of the `{`.
 fn find_cut(buf: &[u8], from: usize) -> Option<usize> {
@@ -541,8 +547,18 @@ fn stream_events<R: Read, T>(
         } else {
             None
         };
-        let end = match cut {
-            Some(c) => c,
+        let held = input.buf.len() - block_start;
+        let (end, last) = match cut {
+            Some(c) => (c, false),
+            // No candidate boundary in a long stretch (one huge element, or no objects at all):
+            // cut anyway, after the last comma if there is one, so that what this thread holds
+            // stays bounded; the consumer carries an element that runs across the cut.
+            None if held >= forced_cut_bytes(block_bytes) => {
+                let from = block_start + block_bytes;
+                let end = memchr::memrchr(b',', &input.buf[from..])
+                    .map_or(input.buf.len(), |k| from + k + 1);
+                (end, false)
+            }
             None => {
                 search_from = search_from.max(input.buf.len());
                 let (shift, more) = input.fill(block_start)?;
@@ -551,7 +567,7 @@ fn stream_events<R: Read, T>(
                 if more {
                     continue;
                 }
-                input.buf.len()
+                (input.buf.len(), true)
             }
         };
         if end > block_start {
@@ -582,7 +598,7 @@ fn stream_events<R: Read, T>(
             }
             line = next_line;
         }
-        if cut.is_none() {
+        if last {
             input.pos = input.buf.len();
             return Ok(true);
         }

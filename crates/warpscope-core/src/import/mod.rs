@@ -325,6 +325,14 @@ pub fn import_timed(
     }
 }
 
+/// `s` cut to at most `n` characters, for messages that quote the file.
+pub(crate) fn shown(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => s.get(..i).unwrap_or_default().to_string(),
+        None => s.to_string(),
+    }
+}
+
 fn describe_unknown(head: &[u8], compressed: bool) -> String {
     let what = if compressed {
         "gzip content"

@@ -22,6 +22,16 @@ use crate::time::parse_decimal_scaled;
 pub(super) const MAX_TIME_NS: i64 = TIME_LIMIT_NS - 1;
 
 impl ChromeState {
+    /// Counts a complete event with a negative `dur` (any size); its duration becomes 0.
+    fn negative_dur(&mut self) -> i64 {
+        self.b.warn(
+            "negative_dur",
+            1,
+            "complete events with a negative `dur` were given duration 0",
+        );
+        0
+    }
+
     pub(super) fn event(&mut self, ev: &RawEvent<'_>) {
         if ev.keys == 0 {
             self.b
@@ -81,15 +91,11 @@ impl ChromeState {
                 let dur_ns = match ev.dur {
                     Some(d) => {
                         match parse_decimal_scaled(d, 3) {
-                            Some(v) if v < 0 => {
-                                self.b.warn(
-                                    "negative_dur",
-                                    1,
-                                    "complete events with a negative `dur` were given duration 0",
-                                );
-                                0
-                            }
+                            Some(v) if v < 0 => self.negative_dur(),
                             Some(v) => v,
+                            None if json::float_from_text(d).is_some_and(|f| f < 0.0) => {
+                                self.negative_dur()
+                            }
                             None if json::float_from_text(d).is_some_and(f64::is_finite) => {
                                 self.b.warn(
                                     "dur_out_of_range",

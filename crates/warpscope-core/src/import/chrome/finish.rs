@@ -494,6 +494,7 @@ impl ChromeState {
                 .map(|(_, n)| n)
                 .sum();
             for (cat, n) in unknown.into_iter().take(MAX_CATEGORY_WARNINGS) {
+                let cat = crate::import::shown(&cat, 80);
                 self.b.warn(
                     &format!("unknown_category:{cat}"),
                     n,

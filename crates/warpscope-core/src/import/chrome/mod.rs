@@ -102,8 +102,10 @@ pub fn import_with_block_bytes(
         }
         // Unblock the reader if we stopped early, then wait for it.
         drop(rx);
-        if let Ok(d) = reader_thread.join() {
-            read_time = d;
+        match reader_thread.join() {
+            Ok(d) => read_time = d,
+            // A bug on the reader thread must not pass for the end of the file.
+            Err(panic) => std::panic::resume_unwind(panic),
         }
         result
     });

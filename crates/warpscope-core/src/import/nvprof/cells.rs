@@ -323,13 +323,7 @@ pub(super) type Cells<'a> = [&'a str; NCOL];
 /// The unit of each column of a table.
 pub(super) type Units = [Unit; NCOL];
 
-/// `s` cut to at most `n` characters, for messages that quote the file.
-pub(super) fn shown(s: &str, n: usize) -> String {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => s.get(..i).unwrap_or_default().to_string(),
-        None => s.to_string(),
-    }
-}
+pub(super) use crate::import::shown;
 
 #[cfg(test)]
 mod tests {

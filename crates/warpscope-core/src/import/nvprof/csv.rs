@@ -291,6 +291,22 @@ fn next_record(
     let Some(Line { no, text, open_end }) = lines.next_row()? else {
         return Ok(None);
     };
+    // A line without quotes and with more commas than the header has separators is a row of
+    // too many fields: rejected without splitting it, so that a gigabyte of commas (a small
+    // gzip) costs a scan, not a billion empty cells.
+    let bytes = text.as_bytes();
+    if !open_end
+        && memchr::memchr(b'"', bytes).is_none()
+        && memchr::memchr_iter(b',', bytes)
+            .nth(ncols.saturating_sub(1))
+            .is_some()
+    {
+        st.bad_row(
+            no,
+            &format!("more than {ncols} fields where the header has {ncols}"),
+        );
+        return Ok(Some(None));
+    }
     sp.split(text);
     Ok(Some(
         check_fields(st, sp.len(), ncols, no, open_end).then_some(no),

@@ -7,6 +7,7 @@ use super::cells::{
     parse_device, strip_correlation_suffix, time_ns,
 };
 use crate::builder::TrackId;
+use crate::demangle::demangle;
 use crate::model::{
     ApiInfo, CopyInfo, CopyKind, Device, EventKind, GpuLane, KernelInfo, MemoryKind,
     RecordedSummaryRow, SummarySection, TraceId, TrackKey, UnifiedMemorySummaryRow,
@@ -435,22 +436,5 @@ impl State<'_> {
             self.add_device(name, id);
         }
         self.summary.unified_memory.push(row);
-    }
-}
-
-/// Demangles an Itanium C++ name (`_ZN5Eigen...`), or `None` if it does not parse.
-fn demangle(raw: &str) -> Option<String> {
-    let sym = cpp_demangle::Symbol::new(raw.as_bytes()).ok()?;
-    sym.demangle().ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mangled_names_demangle() {
-        assert_eq!(demangle("_Z3fooi").as_deref(), Some("foo(int)"));
-        assert_eq!(demangle("_Znot a symbol"), None);
     }
 }

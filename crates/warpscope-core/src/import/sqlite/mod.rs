@@ -48,7 +48,7 @@ pub fn import(
     progress.set_total(file_bytes);
     let mut db = match input {
         _ if compressed => {
-            let temp = TempFile::decompress(path, &mut reader)?;
+            let temp = TempFile::decompress(path, &mut reader, progress)?;
             let mut db = Db::open_file(&temp.path, path, file_bytes)?;
             db.temp = Some(temp);
             db
@@ -126,7 +126,11 @@ struct TempFile {
 
 impl TempFile {
     /// Writes the decompressed content of `source` (named `name`) to a new temporary file.
-    fn decompress(name: &Path, source: &mut dyn Read) -> Result<Self, ImportError> {
+    fn decompress(
+        name: &Path,
+        source: &mut dyn Read,
+        progress: &Progress,
+    ) -> Result<Self, ImportError> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let path = std::env::temp_dir().join(format!(
             "warpscope-{}-{}.sqlite",
@@ -134,16 +138,40 @@ impl TempFile {
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
         let mut temp = Self { path, bytes: 0 };
-        let io_err = |source| ImportError::Io {
+        let mut file = std::fs::File::create_new(&temp.path).map_err(|source| ImportError::Io {
             path: temp.path.clone(),
             source,
-        };
-        let mut file = std::fs::File::create_new(&temp.path).map_err(io_err)?;
-        temp.bytes = std::io::copy(source, &mut file).map_err(|source| ImportError::Gzip {
-            path: name.to_path_buf(),
+        })?;
+        // In chunks, so that the user can cancel a big (or bomb) file while it inflates.
+        let mut chunk = vec![0u8; 1 << 20];
+        loop {
+            if progress.is_cancelled() {
+                return Err(ImportError::Cancelled {
+                    path: name.to_path_buf(),
+                });
+            }
+            let n = match source.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    return Err(ImportError::Gzip {
+                        path: name.to_path_buf(),
+                        source,
+                    });
+                }
+            };
+            file.write_all(&chunk[..n])
+                .map_err(|source| ImportError::Io {
+                    path: temp.path.clone(),
+                    source,
+                })?;
+            temp.bytes += n as u64;
+        }
+        file.flush().map_err(|source| ImportError::Io {
+            path: temp.path.clone(),
             source,
         })?;
-        file.flush().map_err(io_err)?;
         Ok(temp)
     }
 }
@@ -983,16 +1011,6 @@ fn sync_name(sync_type: Option<i64>) -> &'static str {
         Some(4) => "Context synchronize",
         _ => "Synchronize",
     }
-}
-
-/// The display name of a kernel symbol: demangled if it is an Itanium C++ name that
-/// `cpp_demangle` understands, `None` otherwise (plain C names, failures).
-pub(super) fn demangle(raw: &str) -> Option<String> {
-    if !raw.starts_with("_Z") {
-        return None;
-    }
-    let symbol = cpp_demangle::Symbol::new(raw.as_bytes()).ok()?;
-    symbol.demangle().ok().filter(|d| !d.is_empty())
 }
 
 /// The GPU work track of a stream.

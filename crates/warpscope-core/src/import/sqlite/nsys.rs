@@ -477,12 +477,18 @@ impl Reader<'_> {
                 }
             }
             let start = time(row, 0);
-            let end = if is_range { time(row, 2) } else { start };
-            if is_range && end == Time::Null {
-                unterminated += 1;
-                return Ok(());
-            }
-            let Some((start, dur)) = times.span(start, end) else {
+            let placed = if is_range {
+                let end = time(row, 2);
+                if end == Time::Null {
+                    unterminated += 1;
+                    return Ok(());
+                }
+                times.span(start, end)
+            } else {
+                // A mark at 0 is one at the capture's start, not a time left uncollected.
+                times.instant(start).map(|t| (t, 0))
+            };
+            let Some((start, dur)) = placed else {
                 return Ok(());
             };
             let Some(global_tid) = int(row, 5) else {

@@ -6,12 +6,12 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{
     ActivityNames, Db, Strings, TimeCheck, Zero, add_missing_devices, blob, copy_info, correlation,
-    demangle, gpu_track, int, kernel_info, memory_kind_cupti, memset_info, name_tracks,
-    select_copies, select_kernels, select_memsets, stream_id, thread_track, time, uint32,
-    work_track,
+    gpu_track, int, kernel_info, memory_kind_cupti, memset_info, name_tracks, select_copies,
+    select_kernels, select_memsets, stream_id, thread_track, time, uint32, work_track,
 };
 use crate::builder::{ProfileBuilder, TrackId};
 use crate::cupti_cbid::{driver_api_name, runtime_api_name};
+use crate::demangle::demangle;
 use crate::import::{ImportError, Progress};
 use crate::model::{ApiInfo, CopyKind, Device, EventKind, Format, GpuLane, TraceId, TrackKey};
 use crate::strings::StrId;
