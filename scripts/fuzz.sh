@@ -15,7 +15,8 @@
 # 5. Prints executions and crashes per target; exits 1 on any crash, timeout or OOM (including
 #    already-known regressions that still fail), 2 if it could not run.
 #
-# Environment: FUZZ_SAMPLES (default ../shared/samples), FUZZ_SANITIZER (default none: the
+# Environment: FUZZ_RUNS=N runs each target for exactly N executions in one process instead of
+# SECONDS in fork mode; FUZZ_SAMPLES (default ../shared/samples), FUZZ_SANITIZER (default none: the
 # Rust code has no unsafe; `address` instruments it anyway), FUZZ_NO_TMIN=1 skips step 4.
 set -euo pipefail
 
@@ -60,13 +61,20 @@ for t in "${TARGETS[@]}"; do
     log=$LOGS/$t.log
     echo "fuzz.sh: $t for ${SECONDS_EACH}s (log $log)"
     set +e
-    "$BIN/$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-        -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
-        -dict="fuzz/dict/$t.dict" -artifact_prefix="fuzz/artifacts/$t/" \
-        "fuzz/corpus/$t" "fuzz/regressions/$t" >"$log" 2>&1
+    if [[ -n ${FUZZ_RUNS:-} ]]; then
+        # Exactly FUZZ_RUNS executions in one process (the first crash ends the target).
+        "$BIN/$t" -runs="$FUZZ_RUNS" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+            -dict="fuzz/dict/$t.dict" -artifact_prefix="fuzz/artifacts/$t/" \
+            "fuzz/corpus/$t" "fuzz/regressions/$t" >"$log" 2>&1
+    else
+        "$BIN/$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
+            -max_total_time="$SECONDS_EACH" -timeout=10 -rss_limit_mb=2048 \
+            -dict="fuzz/dict/$t.dict" -artifact_prefix="fuzz/artifacts/$t/" \
+            "fuzz/corpus/$t" "fuzz/regressions/$t" >"$log" 2>&1
+    fi
     rc=$?
     set -e
-    # Fork mode reports "#<execs>: cov: ..." lines; the last one holds the total.
+    # Both modes report "#<execs> ..." lines; the last one holds the total.
     EXECS[$t]=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
     EXECS[$t]=${EXECS[$t]:-0}
     mapfile -t found < <(find "fuzz/artifacts/$t" -maxdepth 1 -type f \

@@ -1,0 +1,212 @@
+//! Tests of the builder: sorting, nesting, linking, the time rules.
+
+use super::*;
+use crate::model::{GpuLane, TraceId};
+
+fn thread() -> TrackKey {
+    TrackKey::Thread {
+        pid: TraceId::Int(1),
+        tid: TraceId::Int(1),
+    }
+}
+
+#[test]
+fn finish_sorts_nests_and_shifts_to_the_first_event() {
+    let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+    let t = b.track(thread());
+    let outer = b.intern("outer");
+    let inner = b.intern("inner");
+    b.push(t, 1_010, 5, inner, EventKind::CpuOp);
+    b.push(t, 1_000, 100, outer, EventKind::CpuOp);
+    b.push(t, 1_050, 100, inner, EventKind::CpuOp); // partial overlap with outer
+    let p = b.finish();
+    let ev = &p.tracks[0].events;
+    assert_eq!(ev.start_ns, vec![0, 10, 50]);
+    assert_eq!(ev.depth, vec![0, 1, 1]);
+    assert_eq!(ev.parent, vec![NO_PARENT, 0, 0]);
+    assert_eq!(p.origin.raw_ns, 1_000);
+    assert_eq!(p.tracks[0].max_depth, 2);
+}
+
+#[test]
+fn counter_samples_and_markers_before_the_first_event_set_time_zero() {
+    let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+    let t = b.track(thread());
+    let op = b.intern("op");
+    b.push(t, 1_000, 100, op, EventKind::CpuOp);
+    b.counters.push(CounterTrack {
+        pid: TraceId::Int(1),
+        name: "memory".to_string(),
+        time_ns: vec![900, 1_050],
+        value: vec![1.0, 2.0],
+    });
+    b.markers.push(Marker {
+        time_ns: 950,
+        name: "Iteration Start".to_string(),
+    });
+    let p = b.finish();
+    assert_eq!(p.origin.raw_ns, 900);
+    assert_eq!(p.tracks[0].events.start_ns, vec![100]);
+    assert_eq!(p.counters[0].time_ns, vec![0, 150]);
+    assert_eq!(p.markers[0].time_ns, 50);
+}
+
+#[test]
+fn correlation_links_api_calls_to_gpu_work_after_sorting() {
+    let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+    let cpu = b.track(thread());
+    let gpu = b.track(TrackKey::Gpu {
+        device: 0,
+        context: 1,
+        stream: 7,
+        lane: GpuLane::Work,
+    });
+    let launch = b.intern("cudaLaunchKernel");
+    let k = b.intern("kernel");
+    let api = |c| ApiInfo {
+        correlation: Some(c),
+        ..ApiInfo::default()
+    };
+    b.push_api(cpu, 200, 5, launch, EventKind::Runtime, api(2), 0);
+    b.push_api(cpu, 100, 5, launch, EventKind::Runtime, api(1), 0);
+    let kinfo = |c| KernelInfo {
+        correlation: Some(c),
+        ..KernelInfo::default()
+    };
+    b.push_kernel(gpu, 300, 10, k, kinfo(2), 0);
+    b.push_kernel(gpu, 150, 10, k, kinfo(1), 0);
+    b.push_kernel(gpu, 400, 10, k, kinfo(99), 0);
+    let p = b.finish();
+    // GPU track sorts first.
+    assert!(p.tracks[0].key.is_gpu());
+    assert_eq!(p.flows.len(), 2);
+    for f in &p.flows {
+        let api_ev = &p.tracks[f.from.track as usize].events;
+        let gpu_ev = &p.tracks[f.to.track as usize].events;
+        let api_start = api_ev.start_ns[f.from.index as usize];
+        let gpu_start = gpu_ev.start_ns[f.to.index as usize];
+        // corr 1: api at 0 (100-100) → kernel at 50; corr 2: api at 100 → kernel at 200
+        assert_eq!(
+            gpu_start - api_start,
+            50 + if api_start == 0 { 0 } else { 50 }
+        );
+    }
+}
+
+#[test]
+fn warnings_with_the_same_code_add_up() {
+    let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+    b.warn("unknown_category", 2, "first");
+    b.warn("unknown_category", 3, "second");
+    b.warn("other", 0, "ignored");
+    let p = b.finish();
+    assert_eq!(p.warnings.len(), 1);
+    assert_eq!(p.warnings[0].count, 5);
+    assert_eq!(p.warnings[0].message, "first");
+}
+
+fn gpu() -> TrackKey {
+    TrackKey::Gpu {
+        device: 0,
+        context: 1,
+        stream: 7,
+        lane: GpuLane::Work,
+    }
+}
+
+#[test]
+fn finish_drops_events_whose_times_cannot_be_placed_and_counts_them() {
+    let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+    let cpu = b.track(thread());
+    let g = b.track(gpu());
+    let k = b.intern("k");
+    let launch = b.intern("launch");
+    let api = |c| ApiInfo {
+        correlation: Some(c),
+        ..ApiInfo::default()
+    };
+    let kinfo = |c| KernelInfo {
+        correlation: Some(c),
+        ..KernelInfo::default()
+    };
+    b.push_api(cpu, 1_000, 10, launch, EventKind::Runtime, api(1), 0);
+    b.push_api(cpu, 1_100, 10, launch, EventKind::Runtime, api(2), 0);
+    // A kernel ending past i64::MAX, one with a negative duration, one starting near
+    // i64::MIN: none may reach the profile, and none may move time zero.
+    b.push_kernel(g, i64::MAX - 5, 10, k, kinfo(2), 0);
+    b.push_kernel(g, 1_200, -50, k, KernelInfo::default(), 0);
+    b.push_kernel(g, i64::MIN + 1, 0, k, KernelInfo::default(), 0);
+    b.push_kernel(g, 1_050, 20, k, kinfo(1), 0);
+    b.counters.push(crate::model::CounterTrack {
+        pid: TraceId::Int(1),
+        name: "c".into(),
+        time_ns: vec![1_000, i64::MIN, 1_010],
+        value: vec![1.0, 2.0, 3.0],
+    });
+    b.markers.push(crate::model::Marker {
+        time_ns: i64::MAX,
+        name: "far".into(),
+    });
+    b.pending_flows.push(PendingFlow {
+        from_track: cpu,
+        from_ns: i64::MIN,
+        to_track: g,
+        to_ns: i64::MAX,
+        to_enclosing: false,
+        kind: FlowKind::Launch,
+    });
+    let p = b.finish();
+    assert_eq!(p.origin.raw_ns, 1_000);
+    let gpu_track = p.tracks.iter().find(|t| t.key.is_gpu()).unwrap();
+    assert_eq!(gpu_track.events.start_ns, vec![50]);
+    assert_eq!(gpu_track.events.dur_ns, vec![20]);
+    // Only the launch of the kept kernel is linked.
+    assert_eq!(p.flows.len(), 1);
+    let w = p
+        .warnings
+        .iter()
+        .find(|w| w.code == "event_time_out_of_range")
+        .unwrap();
+    assert_eq!(w.count, 3, "{w:?}");
+    let w = p
+        .warnings
+        .iter()
+        .find(|w| w.code == "sample_time_out_of_range")
+        .unwrap();
+    assert_eq!(w.count, 2); // one counter sample, one marker
+    assert_eq!(p.counters[0].time_ns, vec![0, 10]);
+    assert_eq!(p.counters[0].value, vec![1.0, 3.0]);
+    assert!(p.markers.is_empty());
+    assert!(p.warnings.iter().any(|w| w.code == "flow_unbound"));
+    let (s, e) = p.span_ns().unwrap();
+    assert_eq!((s, e), (0, 110));
+}
+
+#[test]
+fn a_given_origin_far_from_the_events_drops_them_instead_of_overflowing() {
+    let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+    let t = b.track(thread());
+    let n = b.intern("n");
+    b.origin_raw_ns = Some(i64::MIN);
+    b.push(t, 5, 10, n, EventKind::CpuOp);
+    b.push(t, i64::MIN + 3, 10, n, EventKind::CpuOp);
+    let p = b.finish();
+    assert_eq!(p.tracks[0].events.start_ns, vec![3]);
+    assert_eq!(p.warnings[0].code, "event_time_out_of_range");
+    assert_eq!(p.warnings[0].count, 1);
+}
+
+#[test]
+fn warnings_at_places_name_every_place_with_its_count() {
+    let mut b = ProfileBuilder::new("x.sqlite".into(), Format::NsysSqlite);
+    b.warn_at("bad_time", 2, "KERNEL", "rows were skipped");
+    b.warn_at("bad_time", 1, "RUNTIME", "ignored");
+    b.warn_at("bad_time", 3, "KERNEL", "ignored");
+    let p = b.finish();
+    assert_eq!(p.warnings.len(), 1);
+    assert_eq!(p.warnings[0].count, 6);
+    assert_eq!(
+        p.warnings[0].message,
+        "KERNEL (5), RUNTIME (1): rows were skipped"
+    );
+}
