@@ -326,8 +326,8 @@ impl ChromeState {
                     }
                 }
                 Err(TokenIssue::Oversized) => oversized += 1,
-                Err(TokenIssue::NotObject) => {
-                    non_objects += 1;
+                Err(TokenIssue::NotObjects(n)) => {
+                    non_objects += n;
                     if first_non_object.is_none() {
                         first_non_object = Some((
                             first_line + count_lines(&data[..p.offset().min(data.len())]),

@@ -51,8 +51,8 @@ pub(super) enum Stop {
 pub(super) enum TokenIssue {
     /// Broken JSON inside a complete element, at this offset.
     Syntax(usize, &'static str),
-    /// An element that is not an object.
-    NotObject,
+    /// This many elements in a row that are not objects (numbers are counted in runs).
+    NotObjects(u64),
     /// An event of more than [`MAX_EVENT_BYTES`].
     Oversized,
 }
@@ -94,8 +94,14 @@ pub(super) fn tokenize<'a>(
             },
             b']' => return Stop::ArrayEnd(start),
             _ if strict => return Stop::Error(start),
+            b'0'..=b'9' if let Some((n, first_end, end)) = number_run(&data[start..]) => {
+                // A run of numbers (a gigabyte of `0,` is a small gzip): counted in one go.
+                p.seek(start + first_end);
+                on(Err(TokenIssue::NotObjects(n)), &p);
+                p.seek(start + end);
+            }
             _ => match p.skip_value() {
-                Ok(()) => on(Err(TokenIssue::NotObject), &p),
+                Ok(()) => on(Err(TokenIssue::NotObjects(1)), &p),
                 Err(e) if e.offset >= data.len() => return Stop::Incomplete(start),
                 Err(e) => {
                     on(Err(TokenIssue::Syntax(e.offset, e.detail)), &p);
@@ -104,6 +110,39 @@ pub(super) fn tokenize<'a>(
             },
         }
     }
+}
+
+/// Numbers in a row at the start of `data`, as the parser reads them (a digit, then any of
+/// `0-9 + - . e E`), separated by commas and blanks, counted up to the last comma before
+/// anything else: `(count, end of the first number, offset after that comma)`, or `None` for
+/// fewer than two (what follows the last comma is left to the parser, which also sees where
+/// the data is cut).
+fn number_run(data: &[u8]) -> Option<(u64, usize, usize)> {
+    let number_byte = |b: u8| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E');
+    let (mut count, mut i, mut first_end) = (0u64, 0usize, 0usize);
+    let (mut counted, mut end) = (0u64, 0usize);
+    loop {
+        while let Some(&b) = data.get(i) {
+            if b == b',' {
+                counted = count;
+                end = i + 1;
+            } else if !b.is_ascii_whitespace() {
+                break;
+            }
+            i += 1;
+        }
+        if !data.get(i).is_some_and(u8::is_ascii_digit) {
+            break;
+        }
+        while data.get(i).is_some_and(|&b| number_byte(b)) {
+            i += 1;
+        }
+        if count == 0 {
+            first_end = i;
+        }
+        count += 1;
+    }
+    (counted >= 2).then_some((counted, first_end, end))
 }
 
 pub(super) fn count_lines(bytes: &[u8]) -> u64 {
