@@ -75,7 +75,9 @@ for t in "${TARGETS[@]}"; do
     rc=$?
     set -e
     # Both modes report "#<execs> ..." lines; the last one holds the total.
-    EXECS[$t]=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#')
+    EXECS[$t]=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    [[ -n $runs ]] && EXECS[$t]=$runs
     EXECS[$t]=${EXECS[$t]:-0}
     mapfile -t found < <(find "fuzz/artifacts/$t" -maxdepth 1 -type f \
         \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' \) | sort)
