@@ -151,30 +151,53 @@ pub(super) fn is_missing(cell: &str) -> bool {
 
 /// A time cell in nanoseconds: `Ok(None)` when empty or `-`, `Err` when it is not a time.
 pub(super) fn time_ns(cell: &str, unit: Unit) -> Result<Option<i64>, String> {
+    time_value(cell, unit).map_err(|p| p.message(cell))
+}
+
+/// Why a cell is not a time, with its message built only when it is shown (a table of a
+/// million bad rows would otherwise format a million messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum TimeProblem {
+    /// Not a number with a time unit.
+    NotATime,
+    /// A number, but too large for i64 nanoseconds (`1e300`, `99999999999s`).
+    OutOfRange,
+}
+
+impl TimeProblem {
+    /// The message for `cell`.
+    pub(super) fn message(self, cell: &str) -> String {
+        let c = shown(cell.trim(), 40);
+        match self {
+            Self::NotATime => format!("`{c}` is not a time"),
+            Self::OutOfRange => {
+                format!("`{c}` is out of range (beyond about 292 years in nanoseconds)")
+            }
+        }
+    }
+}
+
+/// [`time_ns`] with the reason as a [`TimeProblem`].
+pub(super) fn time_value(cell: &str, unit: Unit) -> Result<Option<i64>, TimeProblem> {
     let c = cell.trim();
     if is_missing(c) {
         return Ok(None);
     }
-    let bad = || format!("`{}` is not a time", shown(c, 40));
     let (num, scale) = match unit {
         Unit::Time(scale) => (c, scale),
         Unit::Inline => {
             let (num, suffix) = split_suffix(c);
             match Unit::parse(suffix) {
                 Some(Unit::Time(scale)) => (num, scale),
-                _ => return Err(bad()),
+                _ => return Err(TimeProblem::NotATime),
             }
         }
-        _ => return Err(bad()),
+        _ => return Err(TimeProblem::NotATime),
     };
     match parse_decimal_scaled(num.as_bytes(), scale) {
         Some(v) => Ok(Some(v)),
-        // A number, but too large for i64 nanoseconds (`1e300`, `99999999999s`).
-        None if num.parse::<f64>().is_ok_and(f64::is_finite) => Err(format!(
-            "`{}` is out of range (beyond about 292 years in nanoseconds)",
-            shown(c, 40)
-        )),
-        None => Err(bad()),
+        None if num.parse::<f64>().is_ok_and(f64::is_finite) => Err(TimeProblem::OutOfRange),
+        None => Err(TimeProblem::NotATime),
     }
 }
 

@@ -266,7 +266,7 @@ fn check_fields(st: &mut State<'_>, n: usize, ncols: usize, no: usize, cut: bool
         });
     }
     if n > ncols {
-        st.bad_row(no, &format!("{n} fields where the header has {ncols}"));
+        st.bad_row(no, || format!("{n} fields where the header has {ncols}"));
         return false;
     }
     if n < ncols {
@@ -301,10 +301,9 @@ fn next_record(
             .nth(ncols.saturating_sub(1))
             .is_some()
     {
-        st.bad_row(
-            no,
-            &format!("more than {ncols} fields where the header has {ncols}"),
-        );
+        st.bad_row(no, || {
+            format!("more than {ncols} fields where the header has {ncols}")
+        });
         return Ok(Some(None));
     }
     sp.split(text);
@@ -446,7 +445,7 @@ fn unified_memory(
         let (count, [avg, min, max, total]) = match parsed {
             Ok(v) => v,
             Err(e) => {
-                st.bad_row(no, &e);
+                st.bad_row(no, || e);
                 continue;
             }
         };

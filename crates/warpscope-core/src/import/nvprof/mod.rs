@@ -288,9 +288,16 @@ impl<'p> State<'p> {
     }
 
     /// A data row that could not be read: counted, skipped, remembered for the error text.
-    fn bad_row(&mut self, line: usize, detail: &str) {
+    fn bad_row(&mut self, line: usize, detail: impl FnOnce() -> String) {
+        // Once the first bad row is known and the warning exists, a bad row is only counted:
+        // no message is built for it.
+        if self.first_problem.is_some() && self.problems.iter().any(|(c, _)| *c == "skipped_rows") {
+            self.problem("skipped_rows", String::new);
+            return;
+        }
+        let detail = detail();
         if self.first_problem.is_none() {
-            self.first_problem = Some((line, detail.to_string()));
+            self.first_problem = Some((line, detail.clone()));
         }
         self.problem("skipped_rows", || {
             format!(

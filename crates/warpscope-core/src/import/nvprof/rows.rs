@@ -4,7 +4,7 @@
 use super::State;
 use super::cells::{
     Cells, Col, SummaryCells, Unit, Units, bytes_cell, dims_cell, is_missing, opt_int_cell,
-    parse_device, strip_correlation_suffix, time_ns,
+    parse_device, strip_correlation_suffix, time_ns, time_value,
 };
 use crate::builder::TrackId;
 use crate::demangle::demangle;
@@ -120,27 +120,28 @@ impl State<'_> {
         units: &Units,
         line: usize,
     ) -> Option<(i64, &'c str, i64)> {
-        let start_ns = match time_ns(cells[Col::Start as usize], units[Col::Start as usize]) {
+        let start = cells[Col::Start as usize];
+        let start_ns = match time_value(start, units[Col::Start as usize]) {
             Ok(Some(v)) => v,
             Ok(None) => {
-                self.bad_row(line, "the Start cell is empty");
+                self.bad_row(line, || "the Start cell is empty".to_string());
                 return None;
             }
-            Err(e) => {
-                self.bad_row(line, &format!("Start {e}"));
+            Err(p) => {
+                self.bad_row(line, || format!("Start {}", p.message(start)));
                 return None;
             }
         };
         let name = cells[Col::Name as usize].trim();
         if name.is_empty() {
-            self.bad_row(line, "the Name cell is empty");
+            self.bad_row(line, || "the Name cell is empty".to_string());
             return None;
         }
-        let mut dur_ns = match time_ns(cells[Col::Duration as usize], units[Col::Duration as usize])
-        {
+        let dur = cells[Col::Duration as usize];
+        let mut dur_ns = match time_value(dur, units[Col::Duration as usize]) {
             Ok(dur_ns) => dur_ns.unwrap_or(0),
-            Err(e) => {
-                self.bad_row(line, &format!("Duration {e}"));
+            Err(p) => {
+                self.bad_row(line, || format!("Duration {}", p.message(dur)));
                 return None;
             }
         };
@@ -402,7 +403,7 @@ impl State<'_> {
                     max_ns,
                 });
             }
-            Err(e) => self.bad_row(line, &e),
+            Err(e) => self.bad_row(line, || e),
         }
     }
 

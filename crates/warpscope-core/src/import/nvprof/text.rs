@@ -161,7 +161,9 @@ fn trace(
     while let Some(l) = lines.next_row()? {
         *any_line = true;
         let Some(cells) = row_cells(l.text, &spans) else {
-            st.bad_row(l.no, "the line does not fit the table's columns");
+            st.bad_row(l.no, || {
+                "the line does not fit the table's columns".to_string()
+            });
             continue;
         };
         st.trace_row(gpu, &cells, &units, has_corr, l.no);
@@ -231,10 +233,9 @@ fn summary(
         let mut rest = l.text.trim_start();
         if typed && rest.starts_with(|c: char| c.is_ascii_alphabetic()) {
             let Some((name, after)) = rest.split_once(':') else {
-                st.bad_row(
-                    l.no,
-                    "a summary row must start with a value or a `Type:` label",
-                );
+                st.bad_row(l.no, || {
+                    "a summary row must start with a value or a `Type:` label".to_string()
+                });
                 continue;
             };
             label = match name.trim() {
@@ -255,22 +256,21 @@ fn summary(
             Label::Known(s) => s,
             Label::Skipped => continue,
             Label::Unset => {
-                st.bad_row(
-                    l.no,
-                    "a summary row comes before any `GPU activities:` / `API calls:` label",
-                );
+                st.bad_row(l.no, || {
+                    "a summary row comes before any `GPU activities:` / `API calls:` label"
+                        .to_string()
+                });
                 continue;
             }
         };
         let Some(([pct, time, calls, avg, min, max], name)) = values::<6>(rest) else {
-            st.bad_row(
-                l.no,
-                "a summary row needs Time(%), Time, Calls, Avg, Min, Max and Name",
-            );
+            st.bad_row(l.no, || {
+                "a summary row needs Time(%), Time, Calls, Avg, Min, Max and Name".to_string()
+            });
             continue;
         };
         if name.is_empty() {
-            st.bad_row(l.no, "the Name is empty");
+            st.bad_row(l.no, || "the Name is empty".to_string());
             continue;
         }
         let cells = SummaryCells {
@@ -300,7 +300,9 @@ fn unified_memory(
             continue;
         }
         let Some(([count, avg, min, max, total, time], name)) = values::<6>(t) else {
-            st.bad_row(l.no, "a Unified Memory row needs six values and a name");
+            st.bad_row(l.no, || {
+                "a Unified Memory row needs six values and a name".to_string()
+            });
             continue;
         };
         let parsed =
@@ -308,7 +310,7 @@ fn unified_memory(
         let (count, [avg, min, max, total]) = match parsed {
             Ok(v) => v,
             Err(e) => {
-                st.bad_row(l.no, &e);
+                st.bad_row(l.no, || e);
                 continue;
             }
         };
