@@ -28,7 +28,12 @@ if [[ $# -gt 0 ]]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 SAMPLES=${FUZZ_SAMPLES:-../shared/samples}
 SANITIZER=${FUZZ_SANITIZER:-none}
 TRIPLE=$(rustc +nightly -vV | sed -n 's/^host: //p')
-BIN=fuzz/target/$TRIPLE/release
+# cargo-fuzz builds into CARGO_TARGET_DIR when it is set (a relative one from fuzz/).
+case ${CARGO_TARGET_DIR:-} in
+    "") BIN=fuzz/target/$TRIPLE/release ;;
+    /*) BIN=$CARGO_TARGET_DIR/$TRIPLE/release ;;
+    *) BIN=fuzz/$CARGO_TARGET_DIR/$TRIPLE/release ;;
+esac
 LOGS=fuzz/artifacts/logs
 
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
