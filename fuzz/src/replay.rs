@@ -184,22 +184,18 @@ pub fn check_profile(profile: &Profile) {
         "summary GPU total {} ns < 0",
         report.gpu_total_ns
     );
-    for row in &report.gpu_activities {
+    let rows = report
+        .gpu_activities
+        .iter()
+        .map(|r| ("GPU activity", &r.name, &r.stats));
+    for (table, name, stats) in
+        rows.chain(report.api.iter().map(|r| ("API row", &r.name, &r.stats)))
+    {
         assert!(
-            row.stats.total_ns >= 0 && row.stats.min_ns >= 0,
-            "GPU activity {:?}: total {} ns, min {} ns",
-            row.name,
-            row.stats.total_ns,
-            row.stats.min_ns
-        );
-    }
-    for row in &report.api {
-        assert!(
-            row.stats.total_ns >= 0 && row.stats.min_ns >= 0,
-            "API row {:?}: total {} ns, min {} ns",
-            row.name,
-            row.stats.total_ns,
-            row.stats.min_ns
+            stats.total_ns >= 0 && stats.min_ns >= 0,
+            "{table} {name:?}: total {} ns, min {} ns",
+            stats.total_ns,
+            stats.min_ns
         );
     }
     for row in &report.memcpy {

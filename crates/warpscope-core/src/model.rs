@@ -308,6 +308,20 @@ impl Events {
         self.detail.push(detail);
     }
 
+    /// Keeps only the events at `indices` (old positions), in that order: a filter, a
+    /// permutation, or both. Depth and parent are not carried (they are computed afterwards).
+    pub(crate) fn pick(&mut self, indices: &[u32]) {
+        fn column<T: Copy>(col: &mut Vec<T>, indices: &[u32]) {
+            let old = std::mem::take(col);
+            *col = indices.iter().map(|&i| old[i as usize]).collect();
+        }
+        column(&mut self.start_ns, indices);
+        column(&mut self.dur_ns, indices);
+        column(&mut self.name, indices);
+        column(&mut self.kind, indices);
+        column(&mut self.detail, indices);
+    }
+
     /// Approximate heap bytes used by the columns.
     pub fn heap_bytes(&self) -> usize {
         self.start_ns.capacity() * 8

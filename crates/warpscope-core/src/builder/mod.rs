@@ -91,6 +91,8 @@ pub struct ProfileBuilder {
     pub(crate) tracks: Vec<Track>,
     track_ids: FxHashMap<TrackKey, TrackId>,
     warnings: Vec<Warning>,
+    /// Position of each warning code in `warnings` (a file can raise thousands of codes).
+    warning_index: FxHashMap<String, usize>,
     /// For [`ProfileBuilder::warn_at`]: per warning code, what happened and the count per place.
     places: FxHashMap<String, (String, Vec<(String, u64)>)>,
     /// For correlation linking: `(scope, correlation)` of each API event.
@@ -132,6 +134,7 @@ impl ProfileBuilder {
             tracks: Vec::new(),
             track_ids: FxHashMap::default(),
             warnings: Vec::new(),
+            warning_index: FxHashMap::default(),
             places: FxHashMap::default(),
             api_correlations: Vec::new(),
             gpu_correlations: Vec::new(),
@@ -299,10 +302,13 @@ impl ProfileBuilder {
         if count == 0 {
             return;
         }
-        if let Some(w) = self.warnings.iter_mut().find(|w| w.code == code) {
+        if let Some(&i) = self.warning_index.get(code) {
+            let w = &mut self.warnings[i];
             w.count = w.count.saturating_add(count);
             return;
         }
+        self.warning_index
+            .insert(code.to_string(), self.warnings.len());
         self.warnings.push(Warning {
             code: code.to_string(),
             message: message.into(),
@@ -338,8 +344,8 @@ impl ProfileBuilder {
 
     /// Replaces the message of warning `code` (used when the text depends on the final count).
     pub fn set_warning_message(&mut self, code: &str, message: impl Into<String>) {
-        if let Some(w) = self.warnings.iter_mut().find(|w| w.code == code) {
-            w.message = message.into();
+        if let Some(&i) = self.warning_index.get(code) {
+            self.warnings[i].message = message.into();
         }
     }
 
@@ -703,15 +709,7 @@ fn sort_and_shift(ev: &mut Events, origin_raw_ns: i64) -> (Vec<u32>, u64) {
     }
     let dropped = match &kept {
         Some(k) => {
-            fn pick_copy<T: Copy>(col: &mut Vec<T>, k: &[u32]) {
-                let old = std::mem::take(col);
-                *col = k.iter().map(|&i| old[i as usize]).collect();
-            }
-            pick_copy(&mut ev.start_ns, k);
-            pick_copy(&mut ev.dur_ns, k);
-            pick_copy(&mut ev.name, k);
-            pick_copy(&mut ev.kind, k);
-            pick_copy(&mut ev.detail, k);
+            ev.pick(k);
             (n - k.len()) as u64
         }
         None => 0,
@@ -735,11 +733,7 @@ fn sort_and_shift(ev: &mut Events, origin_raw_ns: i64) -> (Vec<u32>, u64) {
         keys.into_iter().map(|k| k.2).collect()
     });
     if let Some(perm) = &perm {
-        ev.start_ns = perm.iter().map(|&i| ev.start_ns[i as usize]).collect();
-        ev.dur_ns = perm.iter().map(|&i| ev.dur_ns[i as usize]).collect();
-        ev.name = perm.iter().map(|&i| ev.name[i as usize]).collect();
-        ev.kind = perm.iter().map(|&i| ev.kind[i as usize]).collect();
-        ev.detail = perm.iter().map(|&i| ev.detail[i as usize]).collect();
+        ev.pick(perm);
     }
     if kept.is_none() && perm.is_none() {
         return ((0..u32::try_from(n).unwrap_or(u32::MAX)).collect(), 0);

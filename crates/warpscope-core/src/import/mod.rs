@@ -8,7 +8,7 @@ pub mod nvprof;
 pub mod sqlite;
 
 use std::fs::File;
-use std::io::{self, BufReader, Read};
+use std::io::{self, BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -227,7 +227,7 @@ impl<'a> Input<'a> {
                 let size = file.metadata().map_err(io_err)?.len();
                 let mut magic = [0u8; 2];
                 let n = read_up_to(&mut file, &mut magic).map_err(io_err)?;
-                let file = File::open(path).map_err(io_err)?;
+                file.rewind().map_err(io_err)?;
                 if n == 2 && magic == GZIP_MAGIC {
                     let decoder =
                         flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, file));

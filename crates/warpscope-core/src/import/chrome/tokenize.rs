@@ -145,9 +145,7 @@ fn number_run(data: &[u8]) -> Option<(u64, usize, usize)> {
     (counted >= 2).then_some((counted, first_end, end))
 }
 
-pub(super) fn count_lines(bytes: &[u8]) -> u64 {
-    memchr::memchr_iter(b'\n', bytes).count() as u64
-}
+pub(super) use crate::import::json::count_newlines as count_lines;
 
 /// Text of an event field inside a block, or an unescaped copy.
 #[derive(Clone, Copy, Debug)]

@@ -486,7 +486,8 @@ fn split_top<R: Read, T>(
     }
 }
 
-fn count_newlines(bytes: &[u8]) -> u64 {
+/// Line breaks in `bytes` (for line numbers in messages).
+pub(crate) fn count_newlines(bytes: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', bytes).count() as u64
 }
 
