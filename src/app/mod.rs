@@ -6,6 +6,7 @@ mod live;
 mod loader;
 
 pub use live::{LiveLab, live_results_ui};
+pub use loader::ImportFn;
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, channel};
@@ -229,6 +230,13 @@ impl WarpscopeApp {
     /// Starts loading a file; it becomes a tab when ready.
     pub fn open(&mut self, path: PathBuf, ctx: &egui::Context) {
         self.loader.open(path, ctx);
+    }
+
+    /// Reads the files opened from now on with `import` instead of
+    /// `warpscope_core::import_file` (tests put a stand-in there, e.g. one that holds a load
+    /// until it is cancelled).
+    pub fn set_importer(&mut self, import: ImportFn) {
+        self.loader = Loader::with_importer(import);
     }
 
     /// True while files are loading.
