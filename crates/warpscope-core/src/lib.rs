@@ -11,6 +11,7 @@ pub mod demangle;
 pub mod export;
 pub mod import;
 pub mod model;
+pub mod names;
 pub mod strings;
 pub mod time;
 

@@ -13,7 +13,7 @@ mod steps;
 
 pub use labels::{LabelParam, RunLabel, file_stem, parse_params};
 pub use ranks::{MergeError, is_nccl_kernel, merge_ranks, profile_rank};
-pub use steps::{StepSource, StepStats, detect_steps, is_step_name};
+pub use steps::{StepSource, StepStats, detect_steps, is_step_name, step_numbers, step_range};
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -94,6 +94,54 @@ pub struct RunSummary {
     pub sweep_value: Option<f64>,
     /// True if the profile has CPU operators (the `ops` table has entries for it).
     pub has_cpu_ops: bool,
+    /// Why the GPUs were not busy (`docs/analysis.md`), summed over devices; `None` for a
+    /// profile without events.
+    pub why: Option<RunWhy>,
+}
+
+/// The insight figures of one run, summed over its devices ([`super::insight::analyze`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunWhy {
+    /// Summed device windows (first to last GPU activity).
+    pub window_ns: i64,
+    /// Busy over window, in percent.
+    pub busy_pct: f64,
+    /// Idle time the GPUs waited for the CPU.
+    pub host_wait_ns: i64,
+    /// Short idle time between queued work.
+    pub kernel_wait_ns: i64,
+    /// Other idle time.
+    pub other_idle_ns: i64,
+    /// Share of kernel time on Tensor Cores, in percent.
+    pub tensor_core_pct: f64,
+    /// Share of kernel time in kernels shorter than a typical launch, in percent.
+    pub launch_bound_pct: f64,
+    /// The rule of the finding with the most time at stake.
+    pub top_finding: Option<&'static str>,
+}
+
+impl RunWhy {
+    /// The figures of `profile` over the whole run.
+    pub fn of(profile: &Profile) -> Option<Self> {
+        let ins = super::insight::analyze(profile, TimeRange::ALL, &Default::default());
+        if ins.devices.is_empty() {
+            return None;
+        }
+        let sum = |f: fn(&super::insight::DeviceBreakdown) -> i64| {
+            super::saturating_sum(ins.devices.iter().map(f))
+        };
+        let window_ns = sum(|d| d.window_ns);
+        Some(Self {
+            window_ns,
+            busy_pct: pct(sum(|d| d.busy_ns), window_ns),
+            host_wait_ns: sum(|d| d.idle_breakdown.host_wait_ns),
+            kernel_wait_ns: sum(|d| d.idle_breakdown.kernel_wait_ns),
+            other_idle_ns: sum(|d| d.idle_breakdown.other_ns),
+            tensor_core_pct: ins.tensor_core_pct,
+            launch_bound_pct: ins.launch.launch_bound_pct,
+            top_finding: ins.findings.first().map(|f| f.rule.as_str()),
+        })
+    }
 }
 
 /// A row's figures in one run, for the measure compared across runs.
@@ -416,6 +464,7 @@ fn run_summary(
         time_per_sample_ns,
         sweep_value: sweep.and_then(|key| label.number(key)),
         has_cpu_ops,
+        why: RunWhy::of(profile),
     }
 }
 

@@ -5,9 +5,11 @@
 //! its duration inside the range is added up, so totals equal busy time within the selection.
 
 pub mod compare;
+pub mod insight;
 mod summary;
 
 pub use compare::{CompareError, Comparison, MergeError, RunLabel, compare_runs, merge_ranks};
+pub use insight::{AnalyzeOptions, Insights, analyze};
 pub use summary::{SourceReport, SummaryReport, summary_report};
 
 use rustc_hash::FxHashMap;

@@ -6,6 +6,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::model::{EventKind, Profile};
+use crate::time::TimeRange;
 
 /// Where the steps of a run were found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -103,6 +104,44 @@ pub fn detect_steps(profile: &Profile) -> Option<StepStats> {
         return Some(stats(StepSource::Annotation, nvtx.into_iter()));
     }
     None
+}
+
+/// The numbers `N` of the `ProfilerStep#N` ranges in the profile, sorted.
+pub fn step_numbers(profile: &Profile) -> Vec<u64> {
+    let mut numbers: Vec<u64> = profile
+        .tracks
+        .iter()
+        .flat_map(|t| t.events.name.iter())
+        .filter_map(|&id| profile.str(id).strip_prefix("ProfilerStep#")?.parse().ok())
+        .collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    numbers
+}
+
+/// The time range of training step `n`: the span of the GPU-side `ProfilerStep#n` annotations
+/// (Kineto's `gpu_user_annotation`, which covers the GPU work of the step) when the profile has
+/// them, otherwise the span of the CPU `ProfilerStep#n` ranges. `None` when there is no such step.
+pub fn step_range(profile: &Profile, n: u64) -> Option<TimeRange> {
+    let wanted = format!("ProfilerStep#{n}");
+    let mut gpu: Option<(i64, i64)> = None;
+    let mut cpu: Option<(i64, i64)> = None;
+    for track in &profile.tracks {
+        let ev = &track.events;
+        for i in 0..ev.len() {
+            if ev.dur_ns[i] <= 0 || profile.str(ev.name[i]) != wanted {
+                continue;
+            }
+            let span = if track.key.is_gpu() {
+                &mut gpu
+            } else {
+                &mut cpu
+            };
+            let (a, b) = (ev.start_ns[i], ev.end_ns(i));
+            *span = Some(span.map_or((a, b), |(s, e)| (s.min(a), e.max(b))));
+        }
+    }
+    gpu.or(cpu).map(|(s, e)| TimeRange::new(s, e))
 }
 
 fn stats(source: StepSource, ranges: impl Iterator<Item = (i64, i64)>) -> StepStats {

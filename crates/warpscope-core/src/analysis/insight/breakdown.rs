@@ -1,0 +1,179 @@
+//! Per device: the window, busy and idle time, the exclusive categories (compute, then
+//! communication, then memory, then idle), the overlaps, Tensor Core time, occupancy and
+//! utilisation over time (`docs/analysis.md`, sections 2, 5 and 6).
+
+use serde::Serialize;
+
+use super::intervals::{bucket_fractions, intersect, length, subtract, union};
+use super::occupancy::{GpuArch, launch_config, theoretical_occupancy};
+use super::tensor_cores::uses_tensor_cores;
+use super::{Activity, IdleBreakdown};
+use crate::model::{EventKind, Profile};
+
+/// Utilisation and the temporal breakdown of one device.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DeviceBreakdown {
+    /// Device ordinal.
+    pub device: u32,
+    /// First activity start in the range.
+    pub window_start_ns: i64,
+    /// Last activity end in the range.
+    pub window_end_ns: i64,
+    /// `window_end_ns − window_start_ns`.
+    pub window_ns: i64,
+    /// Time with at least one kernel, copy or set running.
+    pub busy_ns: i64,
+    /// `window_ns − busy_ns`.
+    pub idle_ns: i64,
+    /// Busy over window, in percent.
+    pub busy_pct: f64,
+    /// Time running compute kernels (any non-communication kernel).
+    pub compute_ns: i64,
+    /// Time running communication kernels and no compute.
+    pub comm_ns: i64,
+    /// Time running copies or sets only.
+    pub memory_ns: i64,
+    /// Communication that ran while compute ran.
+    pub overlap_comm_compute_ns: i64,
+    /// That overlap as a share of all communication time, in percent.
+    pub overlap_comm_pct: f64,
+    /// Copies and sets that ran while compute ran.
+    pub overlap_copy_compute_ns: i64,
+    /// Summed (clipped) duration of the device's kernels.
+    pub kernel_ns: i64,
+    /// Summed duration of its kernels on Tensor Cores.
+    pub tensor_core_ns: i64,
+    /// `tensor_core_ns` over `kernel_ns`, in percent.
+    pub tensor_core_pct: f64,
+    /// GPU-time-weighted theoretical occupancy of its kernels, in percent.
+    pub theoretical_occupancy_pct: Option<f64>,
+    /// GPU-time-weighted estimated achieved occupancy the file gives (Kineto), in percent.
+    pub achieved_occupancy_pct: Option<f64>,
+    /// Why the device was idle.
+    pub idle_breakdown: IdleBreakdown,
+    /// Busy fraction (0–1) of each time bucket of the window.
+    pub utilisation: Vec<f64>,
+    /// Length of one bucket (the last one takes the remainder).
+    pub utilisation_bucket_ns: i64,
+}
+
+/// A weighted mean built up one value at a time.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct WeightedMean {
+    sum: f64,
+    weight: i64,
+}
+
+impl WeightedMean {
+    /// Adds `value` with weight `weight_ns`.
+    pub fn add(&mut self, value: f64, weight_ns: i64) {
+        #[allow(clippy::cast_precision_loss)]
+        let w = weight_ns as f64;
+        self.sum += value * w;
+        self.weight += weight_ns;
+    }
+
+    /// The mean, if anything was added.
+    pub fn mean(self) -> Option<f64> {
+        #[allow(clippy::cast_precision_loss)]
+        (self.weight > 0).then(|| self.sum / self.weight as f64)
+    }
+}
+
+/// The theoretical occupancy of a kernel event in percent with its limiters, or `None` when the
+/// file lacks the launch details or the device's compute capability.
+pub(crate) fn event_occupancy(
+    profile: &Profile,
+    a: &Activity,
+) -> Option<super::occupancy::Occupancy> {
+    let track = &profile.tracks[a.event.track as usize];
+    let info = profile.kernel_info(track, a.event.index as usize)?;
+    let (major, minor) = profile.device(a.device)?.compute_capability?;
+    let arch = GpuArch::for_compute_capability(major, minor)?;
+    theoretical_occupancy(&arch, launch_config(info)?).ok()
+}
+
+/// Kineto's estimated achieved occupancy of a kernel event; 0 means Kineto did not compute it.
+pub(crate) fn event_achieved_occupancy(profile: &Profile, a: &Activity) -> Option<f64> {
+    let track = &profile.tracks[a.event.track as usize];
+    let info = profile.kernel_info(track, a.event.index as usize)?;
+    info.occupancy_pct.filter(|&v| v > 0.0).map(f64::from)
+}
+
+/// The breakdown of every device with activity, by device. `acts` is sorted by device.
+pub(crate) fn device_breakdowns(
+    profile: &Profile,
+    acts: &[Activity],
+    buckets: usize,
+) -> Vec<DeviceBreakdown> {
+    acts.chunk_by(|a, b| a.device == b.device)
+        .map(|dev| device_breakdown(profile, dev, buckets))
+        .collect()
+}
+
+fn device_breakdown(profile: &Profile, acts: &[Activity], buckets: usize) -> DeviceBreakdown {
+    let (mut compute, mut comm, mut memory) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut kernel_ns, mut tensor_core_ns) = (0i64, 0i64);
+    let (mut theoretical, mut achieved) = (WeightedMean::default(), WeightedMean::default());
+    for a in acts {
+        let span = (a.start_ns, a.end_ns);
+        let dur = a.end_ns - a.start_ns;
+        match a.kind {
+            EventKind::Kernel => {
+                kernel_ns += dur;
+                let name = profile.str(
+                    profile.tracks[a.event.track as usize].events.name[a.event.index as usize],
+                );
+                if uses_tensor_cores(name) {
+                    tensor_core_ns += dur;
+                }
+                if let Some(o) = event_occupancy(profile, a) {
+                    theoretical.add(o.occupancy_pct, dur);
+                }
+                if let Some(v) = event_achieved_occupancy(profile, a) {
+                    achieved.add(v, dur);
+                }
+                if a.comm {
+                    comm.push(span);
+                } else {
+                    compute.push(span);
+                }
+            }
+            _ => memory.push(span),
+        }
+    }
+    let window_start_ns = acts.iter().map(|a| a.start_ns).min().unwrap_or(0);
+    let window_end_ns = acts.iter().map(|a| a.end_ns).max().unwrap_or(0);
+    let all = union(acts.iter().map(|a| (a.start_ns, a.end_ns)).collect());
+    let (compute, comm, memory) = (union(compute), union(comm), union(memory));
+    let busy_ns = length(&all);
+    let window_ns = window_end_ns - window_start_ns;
+    let comm_only = subtract(&comm, &compute);
+    let compute_or_comm = union([compute.as_slice(), comm.as_slice()].concat());
+    let overlap_comm_compute_ns = length(&intersect(&comm, &compute));
+    let (utilisation, utilisation_bucket_ns) =
+        bucket_fractions(&all, window_start_ns, window_end_ns, buckets);
+    DeviceBreakdown {
+        device: acts.first().map_or(0, |a| a.device),
+        window_start_ns,
+        window_end_ns,
+        window_ns,
+        busy_ns,
+        idle_ns: window_ns - busy_ns,
+        busy_pct: crate::analysis::pct(busy_ns, window_ns),
+        compute_ns: length(&compute),
+        comm_ns: length(&comm_only),
+        memory_ns: length(&subtract(&memory, &compute_or_comm)),
+        overlap_comm_compute_ns,
+        overlap_comm_pct: crate::analysis::pct(overlap_comm_compute_ns, length(&comm)),
+        overlap_copy_compute_ns: length(&intersect(&memory, &compute)),
+        kernel_ns,
+        tensor_core_ns,
+        tensor_core_pct: crate::analysis::pct(tensor_core_ns, kernel_ns),
+        theoretical_occupancy_pct: theoretical.mean(),
+        achieved_occupancy_pct: achieved.mean(),
+        idle_breakdown: IdleBreakdown::default(),
+        utilisation,
+        utilisation_bucket_ns,
+    }
+}
