@@ -29,6 +29,9 @@ pub struct Cli {
     /// Open FILE... as one comparison of runs (the first is the baseline).
     #[arg(long)]
     compare: bool,
+    /// Show the Insights panel (why the GPU is not busy) below each profile's timeline.
+    #[arg(long)]
+    insights: bool,
     /// Render the main view with FILE... loaded into this PNG, then exit (for docs and CI).
     #[arg(long, value_name = "OUT.png")]
     screenshot: Option<PathBuf>,
@@ -59,6 +62,31 @@ enum Command {
         #[arg(long, value_name = "N")]
         top: Option<usize>,
         /// Output format.
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        format: OutputFormat,
+    },
+    /// Why the GPU is not busy: utilisation and the time breakdown per device, the causes of idle
+    /// time, launch latency, occupancy, Tensor Core use, and ranked findings with the time at
+    /// stake (rules: docs/analysis.md).
+    #[command(after_help = ANALYZE_HELP)]
+    Analyze {
+        /// The profile, in any supported format.
+        file: PathBuf,
+        /// Analyse only START..END, times from the start of the profile as on the timeline, with a
+        /// unit: ns, us, ms or s (`2ms..3.5ms`; a bare number is nanoseconds).
+        #[arg(long, value_name = "START..END", conflicts_with = "step")]
+        range: Option<String>,
+        /// Analyse only training step N (`ProfilerStep#N`: the GPU work of the step when the
+        /// profile records it, otherwise the CPU step range).
+        #[arg(long, value_name = "N")]
+        step: Option<u64>,
+        /// Rows of the kernel and operator tables, and gaps listed.
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        top: usize,
+        /// Gaps shorter than this between work already queued count as kernel wait.
+        #[arg(long, value_name = "MICROSECONDS", default_value_t = 10.0)]
+        kernel_wait_us: f64,
+        /// Output format (`csv` prints the table).
         #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
         format: OutputFormat,
     },
@@ -153,6 +181,12 @@ Examples:
   warpscope live vector_add --sizes 1M,10M --configs grid-device,grid-unified,cpu --repeat 10
   warpscope live sgemm --sizes 1024,4096 --out sgemm.json && warpscope sgemm.json";
 
+const ANALYZE_HELP: &str = "\
+Examples:
+  warpscope analyze sample_profiles/alexnet_b8.pt.trace.json.gz
+  warpscope analyze trace.json --step 3 --format json
+  warpscope analyze trace.json --range 2ms..3.5ms --top 20";
+
 const COMPARE_HELP: &str = "\
 Runs are labelled from their file names (alexnet_b32 -> batch=32, bert_ddp2_rank1 -> gpus=2,
 rank=1, resnet50_b64_amp -> batch=64, precision=amp). Files in one directory whose names and
@@ -238,6 +272,30 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         }
+        Some(Command::Analyze {
+            file,
+            range,
+            step,
+            top,
+            kernel_wait_us,
+            format,
+        }) => {
+            let profile = load(&file, cli.common)?;
+            let (time_range, analyzed) = analysis_range(&profile, &file, range.as_deref(), step)?;
+            if !(kernel_wait_us.is_finite() && kernel_wait_us >= 0.0) {
+                anyhow::bail!("--kernel-wait-us must be a number of microseconds, 0 or more");
+            }
+            let opts = warpscope_core::analysis::AnalyzeOptions {
+                top_gaps: top,
+                #[allow(clippy::cast_possible_truncation)]
+                kernel_wait_threshold_ns: (kernel_wait_us * 1_000.0).round() as i64,
+                ..Default::default()
+            };
+            let insights = warpscope_core::analysis::analyze(&profile, time_range, &opts);
+            emit(&report::analyze(
+                &profile, &insights, &analyzed, top, format,
+            )?)?;
+        }
         Some(Command::Info { file, format }) => {
             let profile = load(&file, cli.common)?;
             emit(&report::info(&profile, format)?)?;
@@ -255,10 +313,88 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 screenshot: cli.screenshot,
                 size: cli.size,
                 renderer: cli.renderer,
+                insights: cli.insights,
             });
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The range `analyze` works on, from `--range` or `--step`.
+fn analysis_range(
+    profile: &Profile,
+    file: &Path,
+    range: Option<&str>,
+    step: Option<u64>,
+) -> Result<(TimeRange, report::AnalyzedRange)> {
+    use warpscope_core::analysis::compare::{step_numbers, step_range};
+    if let Some(text) = range {
+        let (start_ns, end_ns) = parse_range(text)?;
+        let r = TimeRange::new(start_ns, end_ns);
+        return Ok((
+            r,
+            report::AnalyzedRange {
+                kind: "range",
+                step: None,
+                start_ns: Some(r.start_ns),
+                end_ns: Some(r.end_ns),
+            },
+        ));
+    }
+    if let Some(n) = step {
+        let Some(r) = step_range(profile, n) else {
+            let steps = step_numbers(profile);
+            let known = match (steps.first(), steps.last()) {
+                (Some(a), Some(b)) if a == b => format!("it has step {a} only"),
+                (Some(a), Some(b)) => format!("it has steps {a} to {b}"),
+                _ => "it records no ProfilerStep#N ranges".to_string(),
+            };
+            anyhow::bail!("{}: no step {n}: {known}", file.display());
+        };
+        return Ok((
+            r,
+            report::AnalyzedRange {
+                kind: "step",
+                step: Some(n),
+                start_ns: Some(r.start_ns),
+                end_ns: Some(r.end_ns),
+            },
+        ));
+    }
+    Ok((
+        TimeRange::ALL,
+        report::AnalyzedRange {
+            kind: "all",
+            step: None,
+            start_ns: None,
+            end_ns: None,
+        },
+    ))
+}
+
+/// Parses `START..END` (times with a unit: `2ms..3.5ms`, `1500us..2s`; bare numbers are ns).
+pub(crate) fn parse_range(text: &str) -> Result<(i64, i64)> {
+    let (a, b) = text
+        .split_once("..")
+        .with_context(|| format!("--range {text:?}: expected START..END, such as 2ms..3.5ms"))?;
+    let start = parse_time(a).with_context(|| format!("--range {text:?}: bad start {a:?}"))?;
+    let end = parse_time(b).with_context(|| format!("--range {text:?}: bad end {b:?}"))?;
+    if end <= start {
+        anyhow::bail!("--range {text:?}: the end must come after the start");
+    }
+    Ok((start, end))
+}
+
+/// Parses a time with a unit (`ns`, `us`, `µs`, `ms`, `s`; none means ns) to nanoseconds,
+/// exactly.
+fn parse_time(text: &str) -> Result<i64> {
+    let t = text.trim();
+    let (number, scale) = [("ns", 0), ("us", 3), ("µs", 3), ("ms", 6), ("s", 9)]
+        .iter()
+        .find_map(|&(unit, scale)| t.strip_suffix(unit).map(|n| (n.trim(), scale)))
+        .unwrap_or((t, 0));
+    warpscope_core::time::parse_decimal_scaled(number.as_bytes(), scale)
+        .context("expected a number with a unit: ns, us, ms or s")
 }
 
 fn emit(text: &str) -> Result<()> {

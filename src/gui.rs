@@ -29,6 +29,8 @@ pub struct GuiOptions {
     pub size: [f32; 2],
     /// Renderer; `None` tries wgpu and falls back to glow.
     pub renderer: Option<RendererChoice>,
+    /// Show the Insights panel below each profile's timeline.
+    pub insights: bool,
 }
 
 fn native_options(opts: &GuiOptions, renderer: eframe::Renderer) -> eframe::NativeOptions {
@@ -54,12 +56,14 @@ fn run_with(
     let result = plan.as_ref().map(|p| std::sync::Arc::clone(&p.result));
     let files = opts.files.clone();
     let compare = opts.compare;
+    let insights = opts.insights;
     eframe::run_native(
         "warpscope",
         native_options(opts, renderer),
         Box::new(move |cc| {
             let mut app = WarpscopeApp::new(cc, files, plan);
             app.compare_when_loaded = compare;
+            app.open_insights = insights;
             Ok(Box::new(app))
         }),
     )?;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
-use warpscope::app::WarpscopeApp;
+use warpscope::app::{BottomView, WarpscopeApp};
 use warpscope_core::analysis;
 use warpscope_core::model::Profile;
 use warpscope_core::time::format_duration_ns;
@@ -528,7 +528,11 @@ fn a_saved_live_run_opens_with_its_results_table_and_plot() {
     assert_eq!(h.state().tabs.len(), 1);
     let tab = &h.state().tabs[0];
     let run = tab.live.as_ref().expect("live results");
-    assert!(tab.show_live, "a live run opens on its results");
+    assert_eq!(
+        tab.bottom,
+        BottomView::Live,
+        "a live run opens on its results"
+    );
     assert_eq!(run.points.len(), 35);
     // The result table: every configuration, the CPU baseline, checks passed.
     for config in ["1x1-device", "1x256-unified", "grid-device", "cpu"] {
@@ -548,7 +552,7 @@ fn a_saved_live_run_opens_with_its_results_table_and_plot() {
     // The kernels are on the timeline and in the tables too.
     h.get_by_label("Tables").click();
     h.run_steps(3);
-    assert!(!h.state().tabs[0].show_live);
+    assert_eq!(h.state().tabs[0].bottom, BottomView::Tables);
     assert!(h.query_all_by_label_contains("vector_add").next().is_some());
 }
 
@@ -594,4 +598,27 @@ fn a_profile_saved_as_chrome_trace_reopens_with_the_same_kernels() {
     );
     assert_eq!(h.state().tabs.len(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The Insights panel below the timeline: why the GPU is not busy, and a finding's button that
+/// takes the timeline to its events.
+#[test]
+fn the_insights_panel_explains_the_run_and_shows_a_finding_on_the_timeline() {
+    let mut h = app_harness(vec![sample("alexnet_b8.pt.trace.json.gz")]);
+    settle(&mut h);
+    assert_eq!(h.state().tabs[0].bottom, BottomView::Tables);
+    h.get_by_label("Insights").click();
+    h.run_steps(3);
+    assert_eq!(h.state().tabs[0].bottom, BottomView::Insights);
+    h.get_by_label_contains("1. host_wait");
+    h.get_by_label_contains("host wait 7.6985ms (59.4%)");
+    let before = h.state().tabs[0].timeline.visible_range();
+    h.get_by_label("Show finding 1").click();
+    h.run_steps(3);
+    let tab = &h.state().tabs[0];
+    assert!(
+        tab.selection.event.is_some(),
+        "the finding's first event is selected"
+    );
+    assert!(tab.timeline.visible_range().duration_ns() <= before.duration_ns());
 }

@@ -18,6 +18,7 @@ use warpscope_core::analysis::compare::{RunLabel, merge_ranks, profile_rank};
 use warpscope_live::LiveRun;
 use warpscope_ui::Selection;
 use warpscope_ui::compare::{CompareState, compare_ui};
+use warpscope_ui::insights::{InsightsState, insights_ui};
 use warpscope_ui::range_stats::range_stats_ui;
 use warpscope_ui::tables::{TablesState, tables_ui};
 use warpscope_ui::timeline::{TimelineState, selected_event_ui, timeline_ui};
@@ -40,8 +41,21 @@ pub struct Tab {
     pub selection: Selection,
     /// The results of the live run this profile came from, if it did.
     pub live: Option<LiveRun>,
-    /// Show the live results instead of the tables below the timeline.
-    pub show_live: bool,
+    /// What the panel below the timeline shows.
+    pub bottom: BottomView,
+    /// The Insights panel's state.
+    pub insights: InsightsState,
+}
+
+/// What the panel below the timeline shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BottomView {
+    /// The ranked tables.
+    Tables,
+    /// Why the GPU is not busy: breakdown, findings, gaps.
+    Insights,
+    /// The results of a live run.
+    Live,
 }
 
 impl Tab {
@@ -49,7 +63,12 @@ impl Tab {
         let timeline = TimelineState::new(&profile);
         let live = LiveRun::from_profile(&profile);
         Self {
-            show_live: live.is_some(),
+            bottom: if live.is_some() {
+                BottomView::Live
+            } else {
+                BottomView::Tables
+            },
+            insights: InsightsState::default(),
             live,
             profile: Arc::new(profile),
             timeline,
@@ -117,6 +136,8 @@ pub struct WarpscopeApp {
     pub offer: Option<Vec<Arc<Profile>>>,
     /// Compare the files opened together as soon as they have loaded, without asking.
     pub compare_when_loaded: bool,
+    /// Show the Insights panel below the timeline of each profile that opens (`--insights`).
+    pub open_insights: bool,
     group: Option<Group>,
     compare_dialog: Option<CompareDialog>,
     /// Files that could not be opened, as messages naming the file and the problem.
@@ -161,6 +182,7 @@ impl WarpscopeApp {
             active: 0,
             offer: None,
             compare_when_loaded: false,
+            open_insights: false,
             group: None,
             compare_dialog: None,
             errors: Vec::new(),
@@ -256,7 +278,10 @@ impl WarpscopeApp {
             match result {
                 Loaded::Done(path, profile) => {
                     self.remember(&path);
-                    let tab = Tab::new(*profile);
+                    let mut tab = Tab::new(*profile);
+                    if self.open_insights && tab.live.is_none() {
+                        tab.bottom = BottomView::Insights;
+                    }
                     if let Some(g) = &mut self.group
                         && let Some(k) = g.waiting.iter().position(|p| *p == path)
                     {
@@ -722,9 +747,14 @@ impl WarpscopeApp {
     /// range header and tables on the left (so selecting never moves the timeline).
     fn profile_ui(tab: &mut Tab, ui: &mut egui::Ui) {
         let profile = Arc::clone(&tab.profile);
+        let share = if tab.bottom == BottomView::Insights {
+            0.5
+        } else {
+            0.38
+        };
         egui::Panel::bottom("tables")
             .resizable(true)
-            .default_size(ui.available_height() * 0.38)
+            .default_size(ui.available_height() * share)
             .show(ui, |ui| {
                 egui::Panel::right("details")
                     .resizable(true)
@@ -733,21 +763,40 @@ impl WarpscopeApp {
                         Self::details_ui(tab, &profile, ui);
                     });
                 egui::CentralPanel::default().show(ui, |ui| {
-                    if let Some(run) = &tab.live {
-                        ui.horizontal(|ui| {
-                            ui.selectable_value(&mut tab.show_live, true, "Live results");
-                            ui.selectable_value(&mut tab.show_live, false, "Tables");
-                        });
-                        if tab.show_live {
-                            live_results_ui(ui, run);
-                            return;
+                    ui.horizontal(|ui| {
+                        if tab.live.is_some() {
+                            ui.selectable_value(&mut tab.bottom, BottomView::Live, "Live results");
                         }
-                    }
-                    range_stats_ui(ui, &profile, &mut tab.selection);
-                    let response = tables_ui(ui, &profile, &mut tab.tables, &mut tab.selection);
-                    if let Some(forward) = response.step {
-                        tab.timeline
-                            .step_to_occurrence(&profile, &mut tab.selection, forward);
+                        ui.selectable_value(&mut tab.bottom, BottomView::Tables, "Tables");
+                        ui.selectable_value(&mut tab.bottom, BottomView::Insights, "Insights")
+                            .on_hover_text(
+                                "Why the GPU is not busy: time breakdown, idle causes, findings",
+                            );
+                    });
+                    match (tab.bottom, &tab.live) {
+                        (BottomView::Live, Some(run)) => live_results_ui(ui, run),
+                        (BottomView::Insights, _) => {
+                            range_stats_ui(ui, &profile, &mut tab.selection);
+                            insights_ui(
+                                ui,
+                                &profile,
+                                &mut tab.insights,
+                                &mut tab.timeline,
+                                &mut tab.selection,
+                            );
+                        }
+                        _ => {
+                            range_stats_ui(ui, &profile, &mut tab.selection);
+                            let response =
+                                tables_ui(ui, &profile, &mut tab.tables, &mut tab.selection);
+                            if let Some(forward) = response.step {
+                                tab.timeline.step_to_occurrence(
+                                    &profile,
+                                    &mut tab.selection,
+                                    forward,
+                                );
+                            }
+                        }
                     }
                 });
             });

@@ -141,6 +141,58 @@ fn label_width(runs: &[RunSummary]) -> usize {
         .clamp(5, LABEL_MAX)
 }
 
+/// Per run: why the GPUs were not busy (`docs/analysis.md`).
+fn write_why(out: &mut String, o: &CompareOutput, lw: usize) {
+    let runs = &o.comparison.runs;
+    if runs.iter().all(|r| r.why.is_none()) {
+        return;
+    }
+    let _ = writeln!(out, "\nWhy (per run, all GPUs; rules in docs/analysis.md):");
+    let _ = writeln!(
+        out,
+        "{:>5}  {:<lw$}  {:>6}  {:>9}  {:>11}  {:>10}  {:>12}  {:>12}  Top finding",
+        "Run",
+        "Label",
+        "Busy",
+        "Host wait",
+        "Kernel wait",
+        "Other idle",
+        "Tensor Cores",
+        "Launch-bound"
+    );
+    for (i, r) in runs.iter().enumerate() {
+        let Some(w) = &r.why else {
+            continue;
+        };
+        let share = |ns: i64| {
+            #[allow(clippy::cast_precision_loss)]
+            let p = if w.window_ns > 0 {
+                ns as f64 * 100.0 / w.window_ns as f64
+            } else {
+                0.0
+            };
+            format!("{p:.1}%")
+        };
+        let _ = writeln!(
+            out,
+            "{:>5}  {:<lw$}  {:>6}  {:>9}  {:>11}  {:>10}  {:>12}  {:>12}  {}",
+            format!("#{}", i + 1),
+            short_label(&r.label, lw),
+            format!("{:.1}%", w.busy_pct),
+            share(w.host_wait_ns),
+            share(w.kernel_wait_ns),
+            share(w.other_idle_ns),
+            format!("{:.1}%", w.tensor_core_pct),
+            format!("{:.1}%", w.launch_bound_pct),
+            w.top_finding.unwrap_or("-")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "Busy and idle as a share of the GPU window; Tensor Cores and Launch-bound as a share of kernel time."
+    );
+}
+
 fn compare_table(o: &CompareOutput) -> String {
     let c = &o.comparison;
     let base = c.baseline;
@@ -251,6 +303,8 @@ fn compare_table(o: &CompareOutput) -> String {
         "GPU time: kernels, copies and sets summed; GPU busy: share of the span during which the GPUs \
          worked;\nPer step: mean wall time of a training step; Per sample: per step / batch."
     );
+
+    write_why(&mut out, o, lw);
 
     // Kernels.
     let _ = writeln!(

@@ -1,17 +1,21 @@
 //! CPU time per frame of the viewer's main view, laid out as in the app (timeline above; range
 //! header and GPU-activities table below): `egui::Context::run_ui` at 1920x1080, zoomed out to
 //! the whole run and zoomed in to 10 µs in the middle, on the 466k-event resnet50_b32_60steps
-//! trace and on a 10× larger profile built from it. Tessellation is timed separately. Run with
-//! `cargo bench -p warpscope-ui --bench frame`.
+//! trace and on a 10× larger profile built from it. Tessellation is timed separately. The
+//! utilisation lanes are also timed alone (their index built once, then painted every frame).
+//! Run with `cargo bench -p warpscope-ui --bench frame`.
 
 use std::path::Path;
 use std::time::Instant;
 
+use warpscope_core::analysis::insight::{AnalyzeOptions, device_activity};
 use warpscope_core::model::{EventKind, TrackKey};
 use warpscope_core::{Profile, ProfileBuilder, Progress, TimeRange, import_file};
 use warpscope_ui::Selection;
 use warpscope_ui::range_stats::range_stats_ui;
 use warpscope_ui::tables::{TableKind, TablesState, tables_ui};
+use warpscope_ui::timeline::utilisation::utilisation_ui;
+use warpscope_ui::timeline::view::Viewport;
 use warpscope_ui::timeline::{TimelineState, timeline_ui};
 
 const SAMPLE: &str = concat!(
@@ -98,6 +102,59 @@ fn measure(label: &str, profile: &Profile) {
             pct(&mut ui_ms, 0.95),
             pct(&mut tess_ms, 0.5),
             pct(&mut tess_ms, 0.95),
+        );
+    }
+    measure_utilisation(label, profile, whole);
+}
+
+/// The utilisation lanes alone: the index built once, then every lane painted at 1700 px per
+/// frame, for the whole run and for 10 µs.
+fn measure_utilisation(label: &str, profile: &Profile, whole: TimeRange) {
+    let t = Instant::now();
+    let activity = device_activity(profile, &AnalyzeOptions::default());
+    println!("{label}: utilisation index built in {:.1} ms", ms(t));
+    let ctx = egui::Context::default();
+    let mid = whole.start_ns + whole.duration_ns() / 2;
+    for (name, range) in [
+        ("whole run", whole),
+        ("10 µs", TimeRange::new(mid - 5_000, mid + 5_000)),
+    ] {
+        #[allow(clippy::cast_precision_loss)]
+        let view = Viewport::new(range.start_ns as f64, range.end_ns as f64);
+        let mut ui_ms = Vec::new();
+        let mut tess_ms = Vec::new();
+        let mut shapes = 0;
+        for _ in 0..FRAMES {
+            let input = egui::RawInput {
+                screen_rect: Some(egui::Rect::from_min_size(
+                    egui::Pos2::ZERO,
+                    egui::vec2(1920.0, 1080.0),
+                )),
+                ..egui::RawInput::default()
+            };
+            let t = Instant::now();
+            let out = ctx.run_ui(input, |ui| {
+                let painter = ui.painter();
+                for (i, act) in activity.iter().enumerate() {
+                    #[allow(clippy::cast_precision_loss)]
+                    let top = 40.0 + 30.0 * i as f32;
+                    let rect =
+                        egui::Rect::from_min_size(egui::pos2(200.0, top), egui::vec2(1700.0, 28.0));
+                    utilisation_ui(painter, rect, act, &view, true);
+                }
+            });
+            ui_ms.push(ms(t));
+            shapes = out.shapes.len();
+            let t = Instant::now();
+            drop(ctx.tessellate(out.shapes, out.pixels_per_point));
+            tess_ms.push(ms(t));
+        }
+        println!(
+            "{label} utilisation lanes {name:>10}: paint median {:.3} ms, p95 {:.3} ms | tessellation median {:.3} ms | {shapes} shapes, {} lanes",
+            pct(&mut ui_ms, 0.5),
+            pct(&mut ui_ms, 0.95),
+            pct(&mut tess_ms, 0.5),
+            activity.len()
         );
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod colors;
 pub mod compare;
+pub mod insights;
 pub mod range_stats;
 pub mod tables;
 pub mod timeline;

@@ -122,6 +122,39 @@ fn top_kernel_of_alexnet_leads_the_kernels_table() {
     assert!(row_count_line(&h).starts_with(&format!("{kernels} of {kernels} rows")));
 }
 
+/// The Kernels table adds what the insight layer knows: theoretical occupancy with its limiter,
+/// Kineto's achieved occupancy, Tensor Cores and the launch delay.
+#[test]
+fn the_kernels_table_shows_occupancy_tensor_cores_and_launch_delay() {
+    let mut h = harness(alexnet(), TableKind::Kernels, (1600.0, 700.0));
+    h.run();
+    let rows = h.state().tables.visible_rows();
+    // The fused SGD update runs at full occupancy, queued behind the backward pass.
+    let top = rows[0];
+    assert_eq!(top.cells[5], Cell::MaybePercent(Some(100.0)));
+    assert_eq!(top.cells[6].text(), "(full)");
+    assert_eq!(top.cells[7].text(), "60%");
+    assert_eq!(top.cells[9].text(), "290.42us");
+    // cuBLAS's gemmSN_TN at 31% is limited by its registers.
+    let gemm = rows
+        .iter()
+        .find(|r| r.name.starts_with("void gemmSN_TN_kernel"))
+        .unwrap();
+    assert_eq!(gemm.cells[5].text(), "31%");
+    assert_eq!(gemm.cells[6].text(), "registers");
+    // cuDNN's TF32 kernels run on Tensor Cores.
+    let tf32 = rows
+        .iter()
+        .find(|r| {
+            r.name
+                .starts_with("sm90_xmma_dgrad_implicit_gemm_f32f32_tf32f32")
+        })
+        .unwrap();
+    assert_eq!(tf32.cells[8], Cell::Flag(true));
+    h.get_by_label("Occ.");
+    h.get_by_label("Limited by");
+}
+
 #[test]
 fn filter_keeps_only_matching_rows() {
     let mut h = harness(alexnet(), TableKind::GpuActivities, (1200.0, 700.0));

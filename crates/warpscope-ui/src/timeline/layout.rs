@@ -12,6 +12,8 @@ pub const GROUP_HEIGHT: f32 = 22.0;
 pub const ROW_HEIGHT: f32 = 18.0;
 /// Height of a counter lane in points.
 pub const COUNTER_HEIGHT: f32 = 34.0;
+/// Height of a device's utilisation lane in points.
+pub const UTILISATION_HEIGHT: f32 = 28.0;
 /// Vertical gap after each lane.
 pub const LANE_GAP: f32 = 3.0;
 
@@ -35,6 +37,8 @@ pub enum LaneContent {
     Track(usize),
     /// The samples of `profile.counters[i]`.
     Counter(usize),
+    /// The busy fraction and idle causes of device `d` over time.
+    Utilisation(u32),
 }
 
 /// One lane: a track or a counter, with its name.
@@ -56,6 +60,7 @@ impl Lane {
         match self.content {
             LaneContent::Track(_) => f32::from(self.rows.max(1)) * ROW_HEIGHT,
             LaneContent::Counter(_) => COUNTER_HEIGHT,
+            LaneContent::Utilisation(_) => UTILISATION_HEIGHT,
         }
     }
 }
@@ -116,7 +121,16 @@ pub fn build_groups(profile: &Profile) -> Vec<Group> {
             groups.push(Group {
                 key: GroupKey::Device(device),
                 name: device_name.clone(),
-                lanes: Vec::new(),
+                lanes: vec![Lane {
+                    content: LaneContent::Utilisation(device),
+                    short_name: "utilisation".to_string(),
+                    full_name: format!(
+                        "{device_name} · utilisation: busy (green) and idle time by cause \
+                         (orange host wait, yellow kernel wait, grey other); click to show or \
+                         hide the causes"
+                    ),
+                    rows: 1,
+                }],
             });
         }
         if let Some(g) = groups.last_mut() {

@@ -193,10 +193,10 @@ fn gap_operator(profile: &Profile, call: EventRef, gap_start: i64) -> Option<Eve
 }
 
 /// A gap with its cause, the work after it and that work's launching call.
-struct ClassifiedGap {
-    start_ns: i64,
-    dur_ns: i64,
-    cause: GapCause,
+pub(crate) struct ClassifiedGap {
+    pub start_ns: i64,
+    pub dur_ns: i64,
+    pub cause: GapCause,
     next: EventRef,
     call: Option<EventRef>,
     /// The positions in the activity list of the work starting at the gap's end.
@@ -205,7 +205,7 @@ struct ClassifiedGap {
 
 /// Classifies every gap of `acts` (one device, or one stream, sorted by start) and returns the
 /// gaps with their causes.
-fn classify_gaps(
+pub(crate) fn classify_gaps(
     profile: &Profile,
     acts: &[&Activity],
     launches: &FxHashMap<EventRef, EventRef>,

@@ -3,6 +3,7 @@
 //! over a [`TimeRange`]. The rules are written down in `docs/analysis.md`; every figure here
 //! follows them to the nanosecond.
 
+pub mod activity;
 mod breakdown;
 mod findings;
 mod idle;
@@ -14,6 +15,7 @@ pub mod tensor_cores;
 #[cfg(test)]
 mod tests;
 
+pub use activity::{DeviceActivity, SpanTime, device_activity};
 pub use breakdown::DeviceBreakdown;
 pub use findings::{Finding, Rule};
 pub use idle::{Gap, GapCause, HostWaitOp, IdleBreakdown, StreamIdle};
@@ -155,6 +157,15 @@ pub(crate) fn event_span(profile: &Profile, e: EventRef) -> (i64, i64) {
     let ev = &profile.tracks[e.track as usize].events;
     let i = e.index as usize;
     (ev.start_ns[i], ev.dur_ns[i])
+}
+
+/// Per kernel name over `range`, longest total first: occupancy with its limiter, Tensor Cores,
+/// launch delays (the `kernels` of [`analyze`], without the rest of the analysis).
+pub fn kernel_insights(profile: &Profile, range: TimeRange) -> Vec<KernelInsight> {
+    let acts = activities(profile, range);
+    let launches = launch_map(profile);
+    let launch = launch::launch_stats(profile, &acts, &launches);
+    kernels::kernel_insights(profile, &acts, &launches, &launch)
 }
 
 /// Analyses `profile` over `range`: see the module documentation and `docs/analysis.md`.

@@ -7,14 +7,15 @@
 
 use std::sync::Arc;
 
-use egui::{Color32, Role, Ui, WidgetInfo};
+use egui::{Color32, Ui};
 use egui_plot::{Bar, BarChart, Legend, Line, Plot, Points};
 use warpscope_core::analysis::compare::{
     Aligned, CompareError, Comparison, Presence, RunLabel, compare_runs,
 };
 use warpscope_core::model::EventKind;
-use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, TimeRange};
+
+mod totals;
 
 use crate::Selection;
 use crate::colors::kernel_color;
@@ -529,7 +530,7 @@ fn op_table(c: &Comparison) -> TableRows {
 
 /// Draws the comparison: the per-run totals, the page tabs and the current page.
 pub fn compare_ui(ui: &mut Ui, state: &mut CompareState) {
-    totals_ui(ui, state);
+    totals::totals_ui(ui, state);
     ui.separator();
     ui.horizontal(|ui| {
         for page in ComparePage::ALL {
@@ -572,93 +573,6 @@ pub fn compare_ui(ui: &mut Ui, state: &mut CompareState) {
 }
 
 /// The per-run totals: one row per run.
-fn totals_ui(ui: &mut Ui, state: &CompareState) {
-    let c = &state.comparison;
-    egui::Grid::new("compare_totals")
-        .striped(true)
-        .num_columns(10)
-        .spacing([18.0, 3.0])
-        .show(ui, |ui| {
-            for h in [
-                "Run",
-                "File",
-                "GPU time",
-                "× base",
-                "GPU busy",
-                "Span",
-                "Steps",
-                "Time/step",
-                "Time/sample",
-                "NCCL",
-            ] {
-                ui.strong(h);
-            }
-            ui.end_row();
-            for (r, run) in c.runs.iter().enumerate() {
-                let label = if run.is_baseline {
-                    format!("{} (baseline)", run.label)
-                } else {
-                    run.label.clone()
-                };
-                ui.label(label);
-                let file = std::path::Path::new(&run.path)
-                    .file_name()
-                    .map_or_else(|| run.path.clone(), |f| f.to_string_lossy().into_owned());
-                ui.label(file).on_hover_text(&run.path);
-                let cell = |ui: &mut Ui, text: String, name: &str| {
-                    let resp = ui.monospace(&text);
-                    resp.widget_info(|| {
-                        WidgetInfo::labeled(Role::Label, true, format!("{name} run {r}: {text}"))
-                    });
-                };
-                cell(ui, format_duration_ns(run.gpu_total_ns), "GPU time");
-                cell(
-                    ui,
-                    run.gpu_total_ratio_vs_baseline
-                        .map_or_else(|| "–".to_string(), |x| format!("{x:.2}×")),
-                    "ratio",
-                );
-                cell(ui, format!("{:.1}%", run.gpu_busy_pct), "busy");
-                cell(ui, format_duration_ns(run.span_ns), "span");
-                cell(
-                    ui,
-                    run.steps
-                        .as_ref()
-                        .map_or_else(|| "–".to_string(), |s| s.count.to_string()),
-                    "steps",
-                );
-                cell(
-                    ui,
-                    run.time_per_step_ns
-                        .map_or_else(|| "–".to_string(), format_duration_ns),
-                    "time per step",
-                );
-                cell(
-                    ui,
-                    run.time_per_sample_ns.map_or_else(
-                        || "–".to_string(),
-                        |t| {
-                            #[allow(clippy::cast_possible_truncation)]
-                            let ns = t.round() as i64;
-                            format_duration_ns(ns)
-                        },
-                    ),
-                    "time per sample",
-                );
-                cell(
-                    ui,
-                    if run.nccl_total_ns > 0 {
-                        format_duration_ns(run.nccl_total_ns)
-                    } else {
-                        "–".to_string()
-                    },
-                    "NCCL",
-                );
-                ui.end_row();
-            }
-        });
-}
-
 fn page_table_ui(ui: &mut Ui, state: &mut CompareState) {
     state.refresh_view();
     let Some(t) = state.page.table_index() else {

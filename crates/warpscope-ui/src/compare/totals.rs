@@ -1,0 +1,127 @@
+//! The per-run totals of a comparison: GPU time and its ratio to the baseline, busy share, span,
+//! steps, time per step and per sample, NCCL time, and why the GPUs were not busy (host wait,
+//! Tensor Core share, the top finding of `docs/analysis.md`).
+
+use egui::{Role, Ui, WidgetInfo};
+use warpscope_core::time::format_duration_ns;
+
+use super::CompareState;
+
+pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
+    let c = &state.comparison;
+    egui::Grid::new("compare_totals")
+        .striped(true)
+        .num_columns(13)
+        .spacing([18.0, 3.0])
+        .show(ui, |ui| {
+            for h in [
+                "Run",
+                "File",
+                "GPU time",
+                "× base",
+                "GPU busy",
+                "Span",
+                "Steps",
+                "Time/step",
+                "Time/sample",
+                "NCCL",
+                "Host wait",
+                "Tensor Cores",
+                "Top finding",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for (r, run) in c.runs.iter().enumerate() {
+                let label = if run.is_baseline {
+                    format!("{} (baseline)", run.label)
+                } else {
+                    run.label.clone()
+                };
+                ui.label(label);
+                let file = std::path::Path::new(&run.path)
+                    .file_name()
+                    .map_or_else(|| run.path.clone(), |f| f.to_string_lossy().into_owned());
+                ui.label(file).on_hover_text(&run.path);
+                let cell = |ui: &mut Ui, text: String, name: &str| {
+                    let resp = ui.monospace(&text);
+                    resp.widget_info(|| {
+                        WidgetInfo::labeled(Role::Label, true, format!("{name} run {r}: {text}"))
+                    });
+                };
+                cell(ui, format_duration_ns(run.gpu_total_ns), "GPU time");
+                cell(
+                    ui,
+                    run.gpu_total_ratio_vs_baseline
+                        .map_or_else(|| "–".to_string(), |x| format!("{x:.2}×")),
+                    "ratio",
+                );
+                cell(ui, format!("{:.1}%", run.gpu_busy_pct), "busy");
+                cell(ui, format_duration_ns(run.span_ns), "span");
+                cell(
+                    ui,
+                    run.steps
+                        .as_ref()
+                        .map_or_else(|| "–".to_string(), |s| s.count.to_string()),
+                    "steps",
+                );
+                cell(
+                    ui,
+                    run.time_per_step_ns
+                        .map_or_else(|| "–".to_string(), format_duration_ns),
+                    "time per step",
+                );
+                cell(
+                    ui,
+                    run.time_per_sample_ns.map_or_else(
+                        || "–".to_string(),
+                        |t| {
+                            #[allow(clippy::cast_possible_truncation)]
+                            let ns = t.round() as i64;
+                            format_duration_ns(ns)
+                        },
+                    ),
+                    "time per sample",
+                );
+                cell(
+                    ui,
+                    if run.nccl_total_ns > 0 {
+                        format_duration_ns(run.nccl_total_ns)
+                    } else {
+                        "–".to_string()
+                    },
+                    "NCCL",
+                );
+                // Why (docs/analysis.md): idle time waiting on the CPU, Tensor Core share, the
+                // finding with the most time at stake.
+                let why = run.why.as_ref();
+                cell(
+                    ui,
+                    why.map_or_else(
+                        || "–".to_string(),
+                        |w| {
+                            #[allow(clippy::cast_precision_loss)]
+                            let p = if w.window_ns > 0 {
+                                w.host_wait_ns as f64 * 100.0 / w.window_ns as f64
+                            } else {
+                                0.0
+                            };
+                            format!("{p:.1}%")
+                        },
+                    ),
+                    "host wait",
+                );
+                cell(
+                    ui,
+                    why.map_or_else(|| "–".to_string(), |w| format!("{:.1}%", w.tensor_core_pct)),
+                    "tensor cores",
+                );
+                cell(
+                    ui,
+                    why.and_then(|w| w.top_finding).unwrap_or("–").to_string(),
+                    "top finding",
+                );
+                ui.end_row();
+            }
+        });
+}

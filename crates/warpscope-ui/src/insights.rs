@@ -1,0 +1,325 @@
+//! The Insights panel: why the GPU is not busy over the selected range (or the whole run) — the
+//! time breakdown of every GPU as a bar, the ranked findings, the largest idle gaps and the launch
+//! figures. A click on a finding or a gap zooms the timeline to its events and selects them.
+//! The rules are those of `docs/analysis.md` ([`warpscope_core::analysis::insight`]).
+
+use egui::{Color32, RichText, Sense, Ui, Vec2};
+use warpscope_core::analysis::insight::{
+    AnalyzeOptions, DeviceBreakdown, Finding, Gap, Insights, analyze,
+};
+use warpscope_core::model::EventRef;
+use warpscope_core::names::short_name;
+use warpscope_core::time::format_duration_ns as dur;
+use warpscope_core::{Profile, TimeRange};
+
+use crate::Selection;
+use crate::timeline::TimelineState;
+use crate::timeline::utilisation::{BUSY, HOST_WAIT, KERNEL_WAIT, OTHER_IDLE};
+
+/// Colour of communication time.
+const COMM: Color32 = Color32::from_rgb(0xa0, 0x6c, 0xd5);
+/// Colour of memory (copy and set) time.
+const MEMORY: Color32 = Color32::from_rgb(0x3f, 0x9f, 0xb0);
+
+/// What the panel keeps between frames: the analysis of the last range it showed.
+#[derive(Default)]
+pub struct InsightsState {
+    key: Option<((usize, usize), TimeRange)>,
+    insights: Option<Insights>,
+    computations: u64,
+}
+
+impl InsightsState {
+    /// The insights on display, once computed.
+    pub fn insights(&self) -> Option<&Insights> {
+        self.insights.as_ref()
+    }
+
+    /// How many times the analysis ran (it runs again only when the range or profile changes).
+    pub fn computations(&self) -> u64 {
+        self.computations
+    }
+
+    fn refresh(&mut self, profile: &Profile, range: TimeRange) {
+        let key = (
+            (std::ptr::from_ref(profile) as usize, profile.event_count()),
+            range,
+        );
+        if self.key != Some(key) {
+            self.insights = Some(analyze(profile, range, &AnalyzeOptions::default()));
+            self.key = Some(key);
+            self.computations += 1;
+        }
+    }
+}
+
+/// The time span of a list of events, widened by a tenth on each side.
+fn events_span(profile: &Profile, events: &[EventRef]) -> Option<TimeRange> {
+    let mut span: Option<(i64, i64)> = None;
+    for e in events {
+        let ev = &profile.tracks.get(e.track as usize)?.events;
+        let i = e.index as usize;
+        let (a, b) = (ev.start_ns[i], ev.end_ns(i));
+        span = Some(span.map_or((a, b), |(s, t)| (s.min(a), t.max(b))));
+    }
+    let (a, b) = span?;
+    let pad = ((b - a) / 10).max(1_000);
+    Some(TimeRange::new(a - pad, b + pad))
+}
+
+fn select(profile: &Profile, selection: &mut Selection, event: EventRef) {
+    selection.event = Some(event);
+    selection.name = profile
+        .tracks
+        .get(event.track as usize)
+        .and_then(|t| t.events.name.get(event.index as usize))
+        .copied();
+}
+
+/// Draws the panel over `selection.range` (the whole run when none). Clicking "Show" on a
+/// finding or a gap zooms `timeline` to it and selects its first event.
+pub fn insights_ui(
+    ui: &mut Ui,
+    profile: &Profile,
+    state: &mut InsightsState,
+    timeline: &mut TimelineState,
+    selection: &mut Selection,
+) {
+    let range = selection.range.unwrap_or(TimeRange::ALL);
+    state.refresh(profile, range);
+    let Some(ins) = state.insights.as_ref() else {
+        return;
+    };
+    ui.horizontal(|ui| {
+        let scope = if range.is_all() {
+            "the whole run".to_string()
+        } else {
+            format!(
+                "the selected range {}..{}",
+                dur(range.start_ns),
+                dur(range.end_ns)
+            )
+        };
+        ui.strong(format!("Why is it slow? Over {scope}"));
+        ui.checkbox(
+            &mut timeline.show_idle_causes,
+            "Colour idle time by cause on the timeline",
+        );
+    });
+    if ins.devices.is_empty() {
+        ui.weak("No kernels, copies or sets in this range: nothing to analyse.");
+        return;
+    }
+    let mut zoom: Option<(TimeRange, EventRef)> = None;
+    egui::ScrollArea::vertical()
+        .auto_shrink(false)
+        .show(ui, |ui| {
+            for d in &ins.devices {
+                device_ui(ui, profile, d);
+            }
+            ui.add_space(6.0);
+            ui.strong("Findings, largest time at stake first");
+            if ins.findings.is_empty() {
+                ui.weak("None: no rule of docs/analysis.md fired in this range.");
+            }
+            for (i, f) in ins.findings.iter().enumerate() {
+                if let Some(z) = finding_ui(ui, profile, i + 1, f) {
+                    zoom = Some(z);
+                }
+            }
+            ui.add_space(6.0);
+            let l = &ins.launch;
+            ui.label(format!(
+                "Launches: {} kernels; typical launch {}; delay median {}, p95 {}; {} kernels \
+                 shorter than a launch ({:.1}% of kernel time); {} CUDA graph launches. \
+                 Tensor Cores: {:.1}% of kernel time.",
+                l.kernels,
+                l.typical_launch_ns.map_or_else(|| "–".to_string(), dur),
+                l.delay_median_ns.map_or_else(|| "–".to_string(), dur),
+                l.delay_p95_ns.map_or_else(|| "–".to_string(), dur),
+                l.launch_bound_kernels,
+                l.launch_bound_pct,
+                l.graph_launches,
+                ins.tensor_core_pct
+            ));
+            if !ins.gaps.is_empty() {
+                ui.add_space(6.0);
+                ui.strong("Largest idle gaps");
+                if let Some(z) = gaps_ui(ui, profile, &ins.gaps) {
+                    zoom = Some(z);
+                }
+            }
+        });
+    if let Some((range, event)) = zoom {
+        timeline.set_visible_range(range);
+        select(profile, selection, event);
+    }
+}
+
+/// One GPU: a line of figures and the time breakdown as a bar.
+fn device_ui(ui: &mut Ui, profile: &Profile, d: &DeviceBreakdown) {
+    let name = profile
+        .device(d.device)
+        .map(|x| x.name.clone())
+        .filter(|n| !n.is_empty())
+        .map_or_else(
+            || format!("GPU {}", d.device),
+            |n| format!("GPU {} · {n}", d.device),
+        );
+    ui.label(
+        RichText::new(format!(
+            "{name}: window {}, busy {} ({:.1}%)",
+            dur(d.window_ns),
+            dur(d.busy_ns),
+            d.busy_pct
+        ))
+        .strong(),
+    );
+    let b = &d.idle_breakdown;
+    let parts = [
+        ("compute", d.compute_ns, BUSY),
+        ("communication", d.comm_ns, COMM),
+        ("memory", d.memory_ns, MEMORY),
+        ("host wait", b.host_wait_ns, HOST_WAIT),
+        ("kernel wait", b.kernel_wait_ns, KERNEL_WAIT),
+        ("other idle", b.other_ns, OTHER_IDLE),
+    ];
+    let width = ui.available_width().min(900.0);
+    let (rect, response) = ui.allocate_exact_size(Vec2::new(width, 14.0), Sense::hover());
+    let mut x = rect.left();
+    for &(_, ns, colour) in &parts {
+        #[allow(clippy::cast_precision_loss)]
+        let w = if d.window_ns > 0 {
+            ns as f32 / d.window_ns as f32 * width
+        } else {
+            0.0
+        };
+        if w > 0.0 {
+            ui.painter().rect_filled(
+                egui::Rect::from_min_size(egui::pos2(x, rect.top()), Vec2::new(w, rect.height())),
+                0.0,
+                colour,
+            );
+        }
+        x += w;
+    }
+    let pct = |ns: i64| {
+        #[allow(clippy::cast_precision_loss)]
+        let p = if d.window_ns > 0 {
+            ns as f64 * 100.0 / d.window_ns as f64
+        } else {
+            0.0
+        };
+        p
+    };
+    let legend: Vec<String> = parts
+        .iter()
+        .map(|&(label, ns, _)| format!("{label} {} ({:.1}%)", dur(ns), pct(ns)))
+        .collect();
+    response.on_hover_text(legend.join("\n"));
+    ui.horizontal_wrapped(|ui| {
+        for (&(_, _, colour), text) in parts.iter().zip(&legend) {
+            let (r, _) = ui.allocate_exact_size(Vec2::splat(10.0), Sense::hover());
+            ui.painter().rect_filled(r, 2.0, colour);
+            ui.label(RichText::new(text).small());
+        }
+    });
+    ui.label(
+        RichText::new(format!(
+            "Overlap: communication with compute {} ({:.1}% of communication), copies with \
+             compute {}. Tensor Cores {:.1}% of kernel time. Occupancy: theoretical {}, \
+             achieved (Kineto) {}.",
+            dur(d.overlap_comm_compute_ns),
+            d.overlap_comm_pct,
+            dur(d.overlap_copy_compute_ns),
+            d.tensor_core_pct,
+            d.theoretical_occupancy_pct
+                .map_or_else(|| "–".to_string(), |v| format!("{v:.0}%")),
+            d.achieved_occupancy_pct
+                .map_or_else(|| "–".to_string(), |v| format!("{v:.0}%")),
+        ))
+        .small(),
+    );
+    ui.add_space(4.0);
+}
+
+/// One finding; returns where to zoom when its button was clicked.
+fn finding_ui(
+    ui: &mut Ui,
+    profile: &Profile,
+    n: usize,
+    f: &Finding,
+) -> Option<(TimeRange, EventRef)> {
+    let mut zoom = None;
+    ui.horizontal(|ui| {
+        let where_ = f
+            .device
+            .map_or_else(|| "whole run".to_string(), |d| format!("GPU {d}"));
+        ui.label(
+            RichText::new(format!(
+                "{n}. {} · {} at stake · {where_}",
+                f.rule.as_str(),
+                dur(f.time_ns)
+            ))
+            .strong(),
+        );
+        if !f.events.is_empty()
+            && ui
+                .small_button(format!("Show finding {n}"))
+                .on_hover_text("Zoom the timeline to the events behind it and select the first")
+                .clicked()
+            && let Some(span) = events_span(profile, &f.events)
+        {
+            zoom = Some((span, f.events[0]));
+        }
+    });
+    ui.label(&f.message);
+    ui.add_space(3.0);
+    zoom
+}
+
+/// The largest gaps as a grid; returns where to zoom when a gap's button was clicked.
+fn gaps_ui(ui: &mut Ui, profile: &Profile, gaps: &[Gap]) -> Option<(TimeRange, EventRef)> {
+    let mut zoom = None;
+    egui::Grid::new("insight_gaps")
+        .striped(true)
+        .num_columns(7)
+        .show(ui, |ui| {
+            for h in [
+                "",
+                "GPU",
+                "start",
+                "length",
+                "cause",
+                "next work",
+                "CPU operator",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for (i, g) in gaps.iter().enumerate() {
+                if ui.small_button(format!("Zoom to gap {}", i + 1)).clicked() {
+                    let pad = (g.dur_ns / 2).max(1_000);
+                    zoom = Some((
+                        TimeRange::new(g.start_ns - pad, g.start_ns + g.dur_ns + pad),
+                        g.next,
+                    ));
+                }
+                ui.label(g.device.to_string());
+                ui.label(dur(g.start_ns));
+                ui.label(dur(g.dur_ns));
+                ui.label(g.cause.as_str().replace('_', " "));
+                let name_of = |e: EventRef| {
+                    let ev = &profile.tracks[e.track as usize].events;
+                    profile.str(ev.name[e.index as usize]).to_string()
+                };
+                ui.label(short_name(&name_of(g.next), 60));
+                ui.label(
+                    g.operator
+                        .map_or_else(|| "–".to_string(), |e| short_name(&name_of(e), 60)),
+                );
+                ui.end_row();
+            }
+        });
+    zoom
+}

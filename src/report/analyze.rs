@@ -1,0 +1,382 @@
+//! `warpscope analyze`: why the GPU is not busy, as a readable report or a stable JSON contract.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+use serde::Serialize;
+use warpscope_core::Profile;
+use warpscope_core::analysis::SourceReport;
+use warpscope_core::analysis::insight::{
+    DeviceBreakdown, Finding, GapCause, HostWaitOp, Insights, KernelInsight, LaunchStats,
+    StreamIdle,
+};
+use warpscope_core::model::EventRef;
+use warpscope_core::time::format_duration_ns as dur;
+
+use super::{describe_tool, short_name, write_warnings};
+use crate::cli::OutputFormat;
+
+/// The range that was analysed, as the user asked for it.
+#[derive(Clone, Debug, Serialize)]
+pub struct AnalyzedRange {
+    /// `all`, `range` or `step`.
+    pub kind: &'static str,
+    /// The step number for `step`.
+    pub step: Option<u64>,
+    /// Start in profile nanoseconds (`None` for the whole run).
+    pub start_ns: Option<i64>,
+    /// End in profile nanoseconds.
+    pub end_ns: Option<i64>,
+}
+
+/// An event as JSON: where it is and what it is.
+#[derive(Serialize)]
+struct EventJson<'a> {
+    track: u32,
+    index: u32,
+    name: &'a str,
+    start_ns: i64,
+    dur_ns: i64,
+}
+
+fn event_json(p: &Profile, e: EventRef) -> EventJson<'_> {
+    let ev = &p.tracks[e.track as usize].events;
+    let i = e.index as usize;
+    EventJson {
+        track: e.track,
+        index: e.index,
+        name: p.str(ev.name[i]),
+        start_ns: ev.start_ns[i],
+        dur_ns: ev.dur_ns[i],
+    }
+}
+
+#[derive(Serialize)]
+struct GapJson<'a> {
+    device: u32,
+    start_ns: i64,
+    dur_ns: i64,
+    cause: GapCause,
+    next: EventJson<'a>,
+    launch: Option<EventJson<'a>>,
+    operator: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct FindingJson<'a> {
+    rule: &'static str,
+    device: Option<u32>,
+    time_ns: i64,
+    message: &'a str,
+    events: Vec<EventJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct AnalyzeJson<'a> {
+    source: SourceReport,
+    range: &'a AnalyzedRange,
+    devices: &'a [DeviceBreakdown],
+    streams: &'a [StreamIdle],
+    kernels: &'a [KernelInsight],
+    tensor_core_pct: f64,
+    launch: &'a LaunchStats,
+    gaps: Vec<GapJson<'a>>,
+    host_wait_ops: &'a [HostWaitOp],
+    findings: Vec<FindingJson<'a>>,
+}
+
+fn operator_name(p: &Profile, e: Option<EventRef>) -> Option<&str> {
+    e.map(|e| p.str(p.tracks[e.track as usize].events.name[e.index as usize]))
+}
+
+/// Renders `warpscope analyze`.
+pub fn analyze(
+    p: &Profile,
+    ins: &Insights,
+    range: &AnalyzedRange,
+    top: usize,
+    format: OutputFormat,
+) -> Result<String> {
+    Ok(match format {
+        OutputFormat::Json => {
+            let json = AnalyzeJson {
+                source: SourceReport::of(p),
+                range,
+                devices: &ins.devices,
+                streams: &ins.streams,
+                kernels: &ins.kernels,
+                tensor_core_pct: ins.tensor_core_pct,
+                launch: &ins.launch,
+                gaps: ins
+                    .gaps
+                    .iter()
+                    .map(|g| GapJson {
+                        device: g.device,
+                        start_ns: g.start_ns,
+                        dur_ns: g.dur_ns,
+                        cause: g.cause,
+                        next: event_json(p, g.next),
+                        launch: g.launch.map(|e| event_json(p, e)),
+                        operator: operator_name(p, g.operator),
+                    })
+                    .collect(),
+                host_wait_ops: &ins.host_wait_ops,
+                findings: ins
+                    .findings
+                    .iter()
+                    .map(|f| FindingJson {
+                        rule: f.rule.as_str(),
+                        device: f.device,
+                        time_ns: f.time_ns,
+                        message: &f.message,
+                        events: f.events.iter().map(|&e| event_json(p, e)).collect(),
+                    })
+                    .collect(),
+            };
+            serde_json::to_string_pretty(&json)? + "\n"
+        }
+        OutputFormat::Table | OutputFormat::Csv => table(p, ins, range, top),
+    })
+}
+
+fn pct_of(part: i64, whole: i64) -> String {
+    if whole <= 0 {
+        return "-".to_string();
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let p = part as f64 * 100.0 / whole as f64;
+    format!("{p:.1}%")
+}
+
+fn opt_pct(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".to_string(), |v| format!("{v:.0}%"))
+}
+
+fn opt_ns(v: Option<i64>) -> String {
+    v.map_or_else(|| "—".to_string(), dur)
+}
+
+/// Utilisation as a line of block characters, `width` wide.
+fn sparkline(values: &[f64], width: usize) -> String {
+    const BARS: [char; 9] = [' ', '▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    if values.is_empty() {
+        return String::new();
+    }
+    let width = width.min(values.len());
+    (0..width)
+        .map(|c| {
+            let lo = c * values.len() / width;
+            let hi = ((c + 1) * values.len() / width).max(lo + 1);
+            #[allow(clippy::cast_precision_loss)]
+            let mean = values[lo..hi].iter().sum::<f64>() / (hi - lo) as f64;
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let level = (mean * 8.0).round().clamp(0.0, 8.0) as usize;
+            BARS[level]
+        })
+        .collect()
+}
+
+fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> String {
+    let mut out = String::new();
+    let source = SourceReport::of(p);
+    let scope = match (range.kind, range.step, range.start_ns, range.end_ns) {
+        ("step", Some(n), Some(s), Some(e)) => format!("step {n} ({}..{})", dur(s), dur(e)),
+        (_, _, Some(s), Some(e)) => format!("{}..{}", dur(s), dur(e)),
+        _ => "the whole run".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "==warpscope== Why is it slow? {} ({}), {scope}",
+        source.path,
+        describe_tool(&source)
+    );
+    if ins.devices.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNo kernels, copies or sets in this range: nothing to analyse."
+        );
+        write_warnings(&mut out, &p.warnings);
+        return out;
+    }
+    for d in &ins.devices {
+        let name = p
+            .device(d.device)
+            .map(|x| format!(" ({})", x.name))
+            .filter(|s| s != " ()")
+            .unwrap_or_default();
+        let b = &d.idle_breakdown;
+        let w = d.window_ns;
+        let _ = writeln!(
+            out,
+            "\nGPU {}{name}: window {}, busy {} ({}), idle {} ({})",
+            d.device,
+            dur(w),
+            dur(d.busy_ns),
+            pct_of(d.busy_ns, w),
+            dur(d.idle_ns),
+            pct_of(d.idle_ns, w)
+        );
+        let _ = writeln!(
+            out,
+            "  time:    compute {} ({})  communication {} ({})  memory {} ({})  idle {} ({})",
+            dur(d.compute_ns),
+            pct_of(d.compute_ns, w),
+            dur(d.comm_ns),
+            pct_of(d.comm_ns, w),
+            dur(d.memory_ns),
+            pct_of(d.memory_ns, w),
+            dur(d.idle_ns),
+            pct_of(d.idle_ns, w)
+        );
+        let _ = writeln!(
+            out,
+            "  idle:    host wait {} ({})  kernel wait {} ({})  other {} ({})",
+            dur(b.host_wait_ns),
+            pct_of(b.host_wait_ns, w),
+            dur(b.kernel_wait_ns),
+            pct_of(b.kernel_wait_ns, w),
+            dur(b.other_ns),
+            pct_of(b.other_ns, w)
+        );
+        let _ = writeln!(
+            out,
+            "  overlap: communication with compute {} ({:.1}% of communication)  copies with compute {}",
+            dur(d.overlap_comm_compute_ns),
+            d.overlap_comm_pct,
+            dur(d.overlap_copy_compute_ns)
+        );
+        let _ = writeln!(
+            out,
+            "  kernels: {:.1}% of kernel time on Tensor Cores; occupancy theoretical {}, achieved (Kineto) {}",
+            d.tensor_core_pct,
+            opt_pct(d.theoretical_occupancy_pct),
+            opt_pct(d.achieved_occupancy_pct)
+        );
+        let _ = writeln!(
+            out,
+            "  busy over time ({} per column): |{}|",
+            dur(d.utilisation_bucket_ns
+                * i64::try_from(d.utilisation.len().div_ceil(60))
+                    .unwrap_or(1)
+                    .max(1)),
+            sparkline(&d.utilisation, 60)
+        );
+    }
+
+    let _ = writeln!(out, "\nFindings, largest time at stake first:");
+    if ins.findings.is_empty() {
+        let _ = writeln!(out, "  none: no rule of docs/analysis.md fired.");
+    }
+    for (i, f) in ins.findings.iter().enumerate() {
+        let _ = writeln!(out, "{}", finding_line(i + 1, f));
+    }
+
+    let l = &ins.launch;
+    let _ = writeln!(
+        out,
+        "\nLaunches: {} kernels, {} with a launching call; typical launch {}; launch delay median {}, p95 {}",
+        l.kernels,
+        l.kernels_with_launch,
+        opt_ns(l.typical_launch_ns),
+        opt_ns(l.delay_median_ns),
+        opt_ns(l.delay_p95_ns)
+    );
+    let _ = writeln!(
+        out,
+        "  {} kernels shorter than a typical launch: {} ({:.1}% of kernel time); {} CUDA graph launches ran {} kernels",
+        l.launch_bound_kernels,
+        dur(l.launch_bound_ns),
+        l.launch_bound_pct,
+        l.graph_launches,
+        l.graph_kernels
+    );
+
+    if !ins.gaps.is_empty() {
+        let _ = writeln!(out, "\nLargest gaps:");
+        let _ = writeln!(
+            out,
+            "  {:>5} {:>12} {:>12}  {:<11}  {:<40}  CPU operator during the gap",
+            "GPU", "start", "length", "cause", "next work"
+        );
+        for g in &ins.gaps {
+            let ev = &p.tracks[g.next.track as usize].events;
+            let next = p.str(ev.name[g.next.index as usize]);
+            let _ = writeln!(
+                out,
+                "  {:>5} {:>12} {:>12}  {:<11}  {:<40}  {}",
+                g.device,
+                dur(g.start_ns),
+                dur(g.dur_ns),
+                g.cause.as_str(),
+                short_name(next, 40),
+                short_name(operator_name(p, g.operator).unwrap_or("—"), 50)
+            );
+        }
+    }
+
+    if !ins.host_wait_ops.is_empty() {
+        let _ = writeln!(out, "\nHost wait by the CPU operator the GPU waited on:");
+        for o in ins.host_wait_ops.iter().take(top) {
+            let _ = writeln!(
+                out,
+                "  GPU {} {:>12} in {:>5} gaps  {}",
+                o.device,
+                dur(o.time_ns),
+                o.gaps,
+                short_name(o.operator.as_deref().unwrap_or("(no CPU operator)"), 80)
+            );
+        }
+    }
+
+    let _ = writeln!(out, "\nKernels by time:");
+    let _ = writeln!(
+        out,
+        "  {:>12} {:>7}  {:>6} {:<22} {:>8}  {:>3}  {:>10} {:>10}  Name",
+        "Total", "Calls", "Occ.", "limited by", "Achieved", "TC", "Delay med", "Delay p95"
+    );
+    for k in ins.kernels.iter().take(top) {
+        let _ = writeln!(
+            out,
+            "  {:>12} {:>7}  {:>6} {:<22} {:>8}  {:>3}  {:>10} {:>10}  {}",
+            dur(k.total_ns),
+            k.calls,
+            opt_pct(k.theoretical_occupancy_pct),
+            match (k.theoretical_occupancy_pct, k.occupancy_limiter.as_deref()) {
+                (Some(o), _) if o >= 99.95 => "(full)",
+                (_, Some(l)) => l,
+                _ => "—",
+            },
+            opt_pct(k.achieved_occupancy_pct),
+            if k.tensor_cores { "yes" } else { "" },
+            opt_ns(k.launch_delay_median_ns),
+            opt_ns(k.launch_delay_p95_ns),
+            short_name(&k.name, 80)
+        );
+    }
+    if ins.kernels.len() > top {
+        let _ = writeln!(
+            out,
+            "  ... {} more (--top N to see more)",
+            ins.kernels.len() - top
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nRules, thresholds and formulas: docs/analysis.md. Tensor Cores: {:.1}% of all kernel time.",
+        ins.tensor_core_pct
+    );
+    write_warnings(&mut out, &p.warnings);
+    out
+}
+
+fn finding_line(n: usize, f: &Finding) -> String {
+    let device = f
+        .device
+        .map_or_else(|| "run".to_string(), |d| format!("GPU {d}"));
+    format!(
+        "  {n}. [{}] {} at stake ({device}): {}",
+        f.rule.as_str(),
+        dur(f.time_ns),
+        f.message
+    )
+}
