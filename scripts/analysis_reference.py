@@ -5,6 +5,7 @@ Written from the text of docs/analysis.md alone (no Rust code read), for Kineto 
 Chrome traces (.json or .json.gz).
 
     scripts/analysis_reference.py FILE [--range START_NS..END_NS] [--kernel-wait-us 10]
+    (a negative START needs the form --range=-5000..100000)
 
 Prints one JSON object (integer nanoseconds) on stdout; see docs/crosscheck.md.
 
@@ -22,6 +23,9 @@ Choices made where the page leaves room (the most literal reading):
   * A kernel's launch delay uses its raw (unclipped) start; launch-bound compares the raw duration.
   * Launch-bound candidates are all kernels in the range (also those without a launching call
     and those launched by a CUDA graph).
+  * CPU operators for a gap's "operator" are all those of the launching thread (not limited to the
+    range). Among several launching calls starting at L, the one that ends first (then the
+    smallest correlation id) is "the" launching call.
   * Idle rules are applied in the order 1, 2, 3: a short gap whose next work has no launching
     call is "kernel wait" (rule 2 comes before rule 3).
 """
@@ -38,17 +42,16 @@ API_CATS = {"cuda_runtime", "cuda_driver"}
 CPU_OP_CATS = {"cpu_op", "user_annotation", "python_function"}
 GRAPH_PREFIXES = ("cudaGraphLaunch", "cuGraphLaunch")
 
-_more_than_3_decimals = 0
+_more_than_3_decimals = set()  # the ts/dur texts that had more than 3 decimals
 
 
 def to_ns(v):
     """Exact µs (Decimal or int) -> integer ns, flooring anything below 1 ns."""
-    global _more_than_3_decimals
     if isinstance(v, int):
         return v * 1000
     d = decimal.Decimal(v)
     if d.as_tuple().exponent < -3:
-        _more_than_3_decimals += 1
+        _more_than_3_decimals.add(str(d))
     with decimal.localcontext() as ctx:
         ctx.prec = 200
         return math.floor(d * 1000)
@@ -152,6 +155,9 @@ class Analysis:
             s = to_ns(e["ts"])
             en = s + to_ns(e.get("dur", 0))
             if (hi is not None and not s < hi) or (lo is not None and not en > lo):
+                continue
+            # Section 1: an activity with no positive length inside the range is left out.
+            if (en if hi is None else min(en, hi)) <= (s if lo is None else max(s, lo)):
                 continue
             name, kind = e.get("name", ""), GPU_CATS[cat]
             comm = kind == "kernel" and ("nccl" in name.lower() or "rccl" in name.lower())
@@ -286,9 +292,13 @@ def main():
     if a.range:
         s, e = a.range.split("..")
         rng = (int(s), int(e))
-    res = Analysis(load(a.file), rng, to_ns(a.kernel_wait_us)).run()
+    analysis = Analysis(load(a.file), rng, to_ns(a.kernel_wait_us))
+    res = analysis.run()
+    if analysis.duplicate_correlations:
+        print(f"warning: {analysis.duplicate_correlations} API calls repeat a correlation id "
+              "(the first one is kept)", file=sys.stderr)
     if _more_than_3_decimals:
-        print(f"warning: {_more_than_3_decimals} ts/dur values had more than 3 decimals "
+        print(f"warning: {len(_more_than_3_decimals)} distinct ts/dur values had more than 3 decimals "
               "(floored to the ns)", file=sys.stderr)
     json.dump(res, sys.stdout, indent=1)
     print()

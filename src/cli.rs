@@ -18,8 +18,8 @@ use crate::report;
 #[command(name = "warpscope", version, args_conflicts_with_subcommands = true)]
 #[command(
     after_help = "Examples:\n  warpscope summary sample_profiles/alexnet_b8.pt.trace.json.gz\n  \
-    warpscope summary trace.json --top 10 --format json\n  warpscope info trace.json.gz\n  \
-    warpscope compare sample_profiles/alexnet_b8.pt.trace.json.gz sample_profiles/alexnet_b32.pt.trace.json.gz"
+    warpscope summary trace.json --top 10 --format json\n  warpscope analyze trace.json.gz\n  \
+    warpscope info trace.nvvp\n  warpscope compare sample_profiles/alexnet_b{8,32}.pt.trace.json.gz"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -56,7 +56,8 @@ struct Common {
 enum Command {
     /// Ranked tables like nvprof's summary: GPU activities, copies by kind, API calls, CPU ops.
     Summary {
-        /// The profile (Chrome/Kineto JSON, plain or gzip).
+        /// The profile, in any supported format: nvprof CSV, text or .nvvp, Nsight Systems SQLite,
+        /// Chrome/Kineto JSON; gzip-compressed or not.
         file: PathBuf,
         /// Show only the first N rows of each table (totals still count everything).
         #[arg(long, value_name = "N")]
@@ -301,6 +302,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             emit(&report::info(&profile, format)?)?;
         }
         None => {
+            if let Some(first) = cli.files.first() {
+                check_not_a_mistyped_command(first)?;
+            }
             if cli.screenshot.is_some() && cli.files.is_empty() {
                 anyhow::bail!("--screenshot needs at least one profile to show");
             }
@@ -318,6 +322,48 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The subcommands, for suggestions.
+const COMMANDS: [&str; 6] = ["summary", "info", "analyze", "compare", "live", "help"];
+
+/// Fails with a suggestion when `arg` is not a file but looks like a mistyped subcommand
+/// (`sumary` → `summary`), instead of trying to open it as a profile.
+fn check_not_a_mistyped_command(arg: &Path) -> Result<()> {
+    let Some(text) = arg.to_str() else {
+        return Ok(());
+    };
+    if arg.exists() || text.contains(['/', '\\', '.']) {
+        return Ok(());
+    }
+    if let Some(best) = COMMANDS
+        .iter()
+        .map(|c| (edit_distance(text, c), *c))
+        .filter(|&(d, _)| d <= 2)
+        .min()
+    {
+        anyhow::bail!(
+            "unknown command `{text}`: did you mean `{}`? (`warpscope --help` lists the commands)",
+            best.1
+        );
+    }
+    Ok(())
+}
+
+/// Levenshtein distance between two short words.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// The range `analyze` works on, from `--range` or `--step`.

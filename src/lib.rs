@@ -17,3 +17,36 @@ pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_string())
 }
+
+/// An error and its causes as one line, `outer: cause: cause`, leaving out a cause whose text the
+/// line already holds (library errors often repeat their source in their own message, and
+/// printing the chain would say it twice).
+pub fn error_text(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory");
+        let e =
+            anyhow::Error::new(io).context("x.json: cannot read file: No such file or directory");
+        assert_eq!(
+            error_text(&e),
+            "x.json: cannot read file: No such file or directory"
+        );
+        let e = anyhow::anyhow!("disk full").context("cannot write out.png");
+        assert_eq!(error_text(&e), "cannot write out.png: disk full");
+    }
+}

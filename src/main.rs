@@ -18,7 +18,7 @@ fn main() -> ExitCode {
     match warpscope::cli::run(args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("warpscope: error: {e:#}");
+            eprintln!("warpscope: error: {}", warpscope::error_text(&e));
             ExitCode::FAILURE
         }
     }

@@ -29,6 +29,9 @@ pub fn summary(r: &SummaryReport, format: OutputFormat) -> Result<String> {
     })
 }
 
+/// Longest name the text tables print.
+const NAME_CHARS: usize = 100;
+
 fn pct(p: f64) -> String {
     format!("{p:.2}%")
 }
@@ -52,7 +55,10 @@ fn summary_table(r: &SummaryReport) -> String {
     );
     let _ = writeln!(out, "{header}");
     let mut section = |label: &str, rows: Vec<(f64, &warpscope_core::analysis::Stats, &str)>| {
-        for (i, (p, s, name)) in rows.into_iter().enumerate() {
+        // Long C++ names are shortened as `compare` does; CSV and JSON keep them whole.
+        let names: Vec<&str> = rows.iter().map(|r| r.2).collect();
+        let short = distinct_short_names(&names, NAME_CHARS);
+        for (i, ((p, s, _), name)) in rows.into_iter().zip(short).enumerate() {
             let _ = writeln!(
                 out,
                 "{:>16}  {:>7}  {:>9}  {:>8}  {:>9}  {:>9}  {:>9}  {:>9}  {}",
@@ -118,7 +124,7 @@ fn summary_table(r: &SummaryReport) -> String {
                 format_duration_ns(o.total_ns),
                 format_duration_ns(o.gpu_self_ns),
                 format_duration_ns(o.gpu_ns),
-                o.name
+                short_name(&o.name, NAME_CHARS)
             );
         }
     }

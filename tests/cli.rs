@@ -366,3 +366,72 @@ fn every_shared_sample_loads_from_the_command_line() {
     }
     assert!(checked >= 25, "{checked}");
 }
+
+/// A missing file, a directory and a truncated gzip each give one line that says the problem
+/// once (the OS error is not repeated after the message that already holds it).
+#[test]
+fn an_unreadable_file_is_explained_once() {
+    let two_bytes = temp_file("two.gz", &[0x1f, 0x8b]);
+    let dir = std::env::temp_dir();
+    for (path, problem) in [
+        (PathBuf::from("no/such/file.json"), "No such file or directory"),
+        (dir.clone(), "Is a directory"),
+        (two_bytes, "unexpected end of file"),
+    ] {
+        let o = warpscope(&["summary", path.to_str().unwrap()]);
+        assert!(!o.status.success());
+        let err = stderr(&o);
+        assert_eq!(err.matches(problem).count(), 1, "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+/// A mistyped command is not taken for a file to open.
+#[test]
+fn a_mistyped_command_gets_a_suggestion() {
+    for (typed, meant) in [("sumary", "summary"), ("anlyze", "analyze"), ("inof", "info")] {
+        let o = warpscope(&[typed, "x.json"]);
+        assert!(!o.status.success());
+        let err = stderr(&o);
+        assert!(
+            err.contains(&format!("unknown command `{typed}`: did you mean `{meant}`?")),
+            "{err}"
+        );
+    }
+}
+
+/// `summary --help` names every format, and the `--help` examples fit on one line each.
+#[test]
+fn help_names_every_format_and_keeps_examples_whole() {
+    let o = warpscope(&["summary", "--help"]);
+    let text = stdout(&o);
+    for format in ["nvprof", "Nsight Systems", "Kineto"] {
+        assert!(text.contains(format), "{text}");
+    }
+    let o = warpscope(&["--help"]);
+    let text = stdout(&o);
+    let line = text
+        .lines()
+        .find(|l| l.contains("warpscope compare"))
+        .expect("a compare example");
+    assert!(line.trim_end().ends_with(".pt.trace.json.gz"), "{line}");
+}
+
+/// The text tables shorten long C++ names as `compare` does (JSON keeps them whole).
+#[test]
+fn summary_tables_shorten_long_names() {
+    let file = "sample_profiles/resnet50_b64_fp32.pt.trace.json.gz";
+    let o = warpscope(&["summary", file]);
+    let text = stdout(&o);
+    let longest = text.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(longest < 260, "a {longest}-character line");
+    let j = summary_json(file);
+    let whole = j["gpu_activities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().len())
+        .max()
+        .unwrap();
+    assert!(whole > 200, "JSON names are whole ({whole} characters)");
+}

@@ -267,6 +267,10 @@ impl WarpscopeApp {
     }
 
     fn remember(&mut self, path: &Path) {
+        // A screenshot run is not the user opening a file.
+        if self.screenshot.is_some() {
+            return;
+        }
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         self.recent.retain(|p| p != &path);
         self.recent.insert(0, path);
@@ -879,8 +883,21 @@ impl WarpscopeApp {
         let out = plan.out.clone();
         let result = Arc::clone(&plan.result);
         let repaint = ctx.clone();
+        let failed = self.errors.clone();
         ctx.request_screenshot(move |image| {
-            let saved = save_png(&out, &image);
+            // The picture is written either way; a file that could not be opened still fails
+            // the run, so a script notices.
+            let saved = save_png(&out, &image).and_then(|()| {
+                if failed.is_empty() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "wrote {}, but {}",
+                        out.display(),
+                        failed.join("; ")
+                    ))
+                }
+            });
             if let Ok(mut slot) = result.lock() {
                 *slot = Some(saved);
             }

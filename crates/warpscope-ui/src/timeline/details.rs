@@ -2,6 +2,7 @@
 //! selected event, with the events linked to it by flows.
 
 use warpscope_core::Profile;
+use warpscope_core::analysis::insight::occupancy::kernel_occupancy;
 use warpscope_core::model::{EventKind, EventRef, FlowKind};
 use warpscope_core::time::format_duration_ns;
 
@@ -137,7 +138,12 @@ fn event_details_ui(ui: &mut egui::Ui, profile: &Profile, state: &TimelineState,
     let track = &profile.tracks[ev.track as usize];
     let i = ev.index as usize;
     let e = &track.events;
-    ui.strong(profile.str(e.name[i]));
+    let name = profile.str(e.name[i]);
+    ui.strong(if e.kind[i].is_api() {
+        warpscope_core::analysis::strip_version_suffix(name)
+    } else {
+        name
+    });
     let lane_name = state
         .cache
         .as_ref()
@@ -175,8 +181,36 @@ fn event_details_ui(ui: &mut egui::Ui, profile: &Profile, state: &TimelineState,
         if let Some(s) = k.dynamic_shared_bytes {
             rows.push(("dynamic shared", format_bytes(s)));
         }
-        if let Some(o) = k.occupancy_pct {
-            rows.push(("occupancy", format!("{o:.1} %")));
+        // Theoretical occupancy (the calculator's) and Kineto's estimated achieved occupancy,
+        // which Kineto writes as 0 when it did not estimate it.
+        let theoretical = kernel_occupancy(profile, track, i);
+        let achieved = k.occupancy_pct.map(|o| {
+            if o > 0.0 {
+                format!("est. achieved {o:.0} %")
+            } else {
+                "achieved not estimated".to_string()
+            }
+        });
+        let occupancy = match (&theoretical, achieved) {
+            (Some(Ok(o)), Some(a)) => Some(format!("{:.0} % theoretical, {a}", o.occupancy_pct)),
+            (Some(Ok(o)), None) => Some(format!("{:.0} % theoretical", o.occupancy_pct)),
+            (Some(Err(_)), _) => Some("cannot launch as recorded".to_string()),
+            (None, a) => a,
+        };
+        if let Some(text) = occupancy {
+            rows.push(("occupancy", text));
+        }
+        if let Some(Ok(o)) = theoretical
+            && o.occupancy_pct < 99.95
+        {
+            rows.push((
+                "limited by",
+                format!(
+                    "{} ({} blocks/SM)",
+                    o.limiter_text().replace('_', " "),
+                    o.blocks_per_sm
+                ),
+            ));
         }
         if let Some(b) = k.blocks_per_sm {
             rows.push(("blocks/SM", format!("{b:.2}")));

@@ -17,6 +17,7 @@ use std::collections::HashSet;
 
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
 use warpscope_core::analysis::insight::{AnalyzeOptions, DeviceActivity, device_activity};
+use warpscope_core::analysis::strip_version_suffix;
 use warpscope_core::model::{EventRef, FlowKind};
 use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, StrId, TimeRange};
@@ -688,6 +689,10 @@ pub fn timeline_ui(
                                 let tc = paint::text_color_on(color);
                                 let text = if b.count > 1 {
                                     format!("{} events", b.count)
+                                } else if kind.is_api() {
+                                    // As the tables name it: `cudaDeviceSynchronize`, not
+                                    // `cudaDeviceSynchronize_v3020`.
+                                    strip_version_suffix(profile.str(ev.name[first])).to_owned()
                                 } else {
                                     profile.str(ev.name[first]).to_owned()
                                 };

@@ -3,7 +3,7 @@
 //! wait, other; `docs/analysis.md`). Each column is a few binary searches over prefix sums
 //! ([`DeviceActivity::time_in`]), so a frame costs the same at any zoom and any trace size.
 
-use egui::{Color32, Painter, Pos2, Rect};
+use egui::{Color32, Mesh, Painter, Pos2, Rect, Shape};
 use warpscope_core::analysis::insight::{DeviceActivity, SpanTime};
 use warpscope_core::time::format_duration_ns;
 
@@ -40,9 +40,10 @@ pub fn utilisation_ui(
     let width = rect.width();
     let h = rect.height() - 2.0;
     let bottom = rect.bottom() - 1.0;
-    // Runs of columns with the same quantised heights are drawn as one rectangle each.
-    let mut run: Option<(f32, [u16; 4])> = None;
-    let flush = |from: f32, to: f32, levels: [u16; 4]| {
+    // One mesh for the whole lane (a shape per box would cost more to tessellate than to
+    // compute); runs of columns with the same quantised heights become one quad per colour.
+    let mut mesh = Mesh::default();
+    let mut flush = |from: f32, to: f32, levels: [u16; 4]| {
         let mut y = bottom;
         let colours = [BUSY, HOST_WAIT, KERNEL_WAIT, OTHER_IDLE];
         for (level, colour) in levels.iter().zip(colours) {
@@ -50,17 +51,17 @@ pub fn utilisation_ui(
                 continue;
             }
             let top = y - f32::from(*level) / 64.0 * h;
-            painter.rect_filled(
+            mesh.add_colored_rect(
                 Rect::from_min_max(
                     Pos2::new(rect.left() + from, top),
                     Pos2::new(rect.left() + to, y),
                 ),
-                0.0,
                 colour,
             );
             y = top;
         }
     };
+    let mut run: Option<(f32, [u16; 4])> = None;
     let mut x = 0.0f32;
     while x < width {
         let x1 = (x + COLUMN_PX).min(width);
@@ -79,6 +80,9 @@ pub fn utilisation_ui(
     }
     if let Some((from, l)) = run {
         flush(from, width, l);
+    }
+    if !mesh.is_empty() {
+        painter.add(Shape::mesh(mesh));
     }
 }
 

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::intervals::{bucket_fractions, intersect, length, subtract, union};
-use super::occupancy::{GpuArch, launch_config, theoretical_occupancy};
+use super::occupancy::kernel_occupancy;
 use super::tensor_cores::uses_tensor_cores;
 use super::{Activity, IdleBreakdown};
 use crate::model::{EventKind, Profile};
@@ -80,17 +80,14 @@ impl WeightedMean {
     }
 }
 
-/// The theoretical occupancy of a kernel event in percent with its limiters, or `None` when the
-/// file lacks the launch details or the device's compute capability.
+/// The theoretical occupancy of a kernel event with its limiters, or `None` when the file lacks
+/// the launch details or the device's compute capability.
 pub(crate) fn event_occupancy(
     profile: &Profile,
     a: &Activity,
 ) -> Option<super::occupancy::Occupancy> {
     let track = &profile.tracks[a.event.track as usize];
-    let info = profile.kernel_info(track, a.event.index as usize)?;
-    let (major, minor) = profile.device(a.device)?.compute_capability?;
-    let arch = GpuArch::for_compute_capability(major, minor)?;
-    theoretical_occupancy(&arch, launch_config(info)?).ok()
+    kernel_occupancy(profile, track, a.event.index as usize)?.ok()
 }
 
 /// Kineto's estimated achieved occupancy of a kernel event; 0 means Kineto did not compute it.

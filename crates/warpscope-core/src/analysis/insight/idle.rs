@@ -126,13 +126,14 @@ fn classify(
     gap_end: i64,
     threshold_ns: i64,
 ) -> (GapCause, EventRef, Option<EventRef>) {
-    // The next work whose launching call started first.
-    let mut first: Option<(i64, EventRef, EventRef)> = None;
+    // The next work whose launching call started first (on a tie, ended first).
+    let mut first: Option<((i64, i64), EventRef, EventRef)> = None;
     for a in next {
         if let Some(&call) = launches.get(&a.event) {
-            let (call_start, _) = super::event_span(profile, call);
-            if first.is_none_or(|(s, ..)| call_start < s) {
-                first = Some((call_start, a.event, call));
+            let (call_start, call_dur) = super::event_span(profile, call);
+            let key = (call_start, call_start.saturating_add(call_dur));
+            if first.is_none_or(|(k, ..)| key < k) {
+                first = Some((key, a.event, call));
             }
         }
     }
@@ -140,7 +141,7 @@ fn classify(
         .first()
         .map_or(EventRef { track: 0, index: 0 }, |a| a.event);
     match first {
-        Some((call_start, work, call)) if call_start >= gap_start => {
+        Some(((call_start, _), work, call)) if call_start >= gap_start => {
             (GapCause::HostWait, work, Some(call))
         }
         other => {

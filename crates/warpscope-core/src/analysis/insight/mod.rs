@@ -152,7 +152,7 @@ pub(crate) fn launch_map(profile: &Profile) -> FxHashMap<EventRef, EventRef> {
         .collect()
 }
 
-/// Start, duration and name of an event.
+/// Start and duration of an event.
 pub(crate) fn event_span(profile: &Profile, e: EventRef) -> (i64, i64) {
     let ev = &profile.tracks[e.track as usize].events;
     let i = e.index as usize;

@@ -275,3 +275,20 @@ pub fn launch_config(info: &crate::model::KernelInfo) -> Option<LaunchConfig> {
         shared_bytes,
     })
 }
+
+/// The theoretical occupancy of the kernel event `index` of `track`: `None` when the file lacks
+/// its launch details or its device's compute capability, or the architecture is not covered;
+/// an error when the recorded configuration could not launch.
+pub fn kernel_occupancy(
+    profile: &crate::Profile,
+    track: &crate::Track,
+    index: usize,
+) -> Option<Result<Occupancy, OccupancyError>> {
+    let crate::TrackKey::Gpu { device, .. } = track.key else {
+        return None;
+    };
+    let info = profile.kernel_info(track, index)?;
+    let (major, minor) = profile.device(device)?.compute_capability?;
+    let arch = GpuArch::for_compute_capability(major, minor)?;
+    Some(theoretical_occupancy(&arch, launch_config(info)?))
+}
