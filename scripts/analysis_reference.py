@@ -37,9 +37,12 @@ import json
 import math
 import sys
 
-GPU_CATS = {"kernel": "kernel", "gpu_memcpy": "memory", "gpu_memset": "memory"}
-API_CATS = {"cuda_runtime", "cuda_driver"}
-CPU_OP_CATS = {"cpu_op", "user_annotation", "python_function"}
+# Kineto's category names; the 2021 traces used `Kernel`, `Memcpy`, `Memset`, `Runtime` and
+# `Operator` (../shared/docs/formats.md, "Legacy (2021) names").
+GPU_CATS = {"kernel": "kernel", "gpu_memcpy": "memory", "gpu_memset": "memory",
+            "Kernel": "kernel", "Memcpy": "memory", "Memset": "memory"}
+API_CATS = {"cuda_runtime", "cuda_driver", "Runtime"}
+CPU_OP_CATS = {"cpu_op", "user_annotation", "python_function", "Operator"}
 GRAPH_PREFIXES = ("cudaGraphLaunch", "cuGraphLaunch")
 
 _more_than_3_decimals = set()  # the ts/dur texts that had more than 3 decimals
