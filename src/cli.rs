@@ -107,10 +107,12 @@ enum Command {
         /// distributed job with `+` (`r0.json+r1.json`) to merge them into one run.
         #[arg(value_name = "FILE", required = true)]
         files: Vec<PathBuf>,
-        /// The run the others are measured against, counted from 1 in the order of the runs
-        /// (merged ranks count as one run).
-        #[arg(long, value_name = "N", default_value_t = 1)]
-        baseline: usize,
+        /// The run the others are measured against, counted from 1 in the order the runs are
+        /// given (merged ranks count as one run). Default: the smallest swept number (batch 8 in
+        /// a batch sweep), or the first run when nothing is swept. Runs are shown in the order
+        /// of the swept number.
+        #[arg(long, value_name = "N")]
+        baseline: Option<usize>,
         /// Label a run instead of reading its file name: FILE is the argument as typed or a file
         /// name; LABEL is free text, `key=value` pairs are read from it (`batch=64,precision=amp`).
         /// Repeat for several runs.

@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use warpscope_core::Profile;
 use warpscope_core::analysis::compare::{
     Aligned, Comparison, Measured, RunLabel, compare_runs, file_stem, merge_ranks, profile_rank,
+    sweep_order,
 };
 
 /// What `warpscope compare` was asked for.
@@ -16,8 +17,9 @@ use warpscope_core::analysis::compare::{
 pub struct CompareOptions {
     /// The runs as typed: a file, or per-rank files of one job joined with `+`.
     pub files: Vec<PathBuf>,
-    /// The baseline run, counted from 1 in the order of the runs.
-    pub baseline: usize,
+    /// The baseline run, counted from 1 in the order the runs were given; `None`: the run with
+    /// the smallest swept number (or the first, when nothing is swept).
+    pub baseline: Option<usize>,
     /// `FILE=LABEL` overrides.
     pub labels: Vec<String>,
     /// Rows kept per table (0 keeps all).
@@ -83,17 +85,19 @@ pub fn compare(opts: &CompareOptions) -> Result<CompareOutput> {
         };
         bail!("compare needs at least two runs, got {got}");
     }
-    if opts.baseline == 0 {
+    if opts.baseline == Some(0) {
         bail!("--baseline 0: runs are counted from 1");
     }
     let mut loaded = load_all(&specs, opts.timings)?;
     if opts.auto_merge {
         specs = group_ranks(specs, &loaded);
     }
-    if opts.baseline > specs.len() {
+    if let Some(baseline) = opts.baseline
+        && baseline > specs.len()
+    {
         bail!(
             "--baseline {}: there are only {} runs (counted from 1 in the order given{})",
-            opts.baseline,
+            baseline,
             specs.len(),
             if specs.iter().any(|s| s.files.len() > 1) {
                 ", merged ranks counting as one run"
@@ -134,8 +138,19 @@ pub fn compare(opts: &CompareOptions) -> Result<CompareOutput> {
         let (run, label) = label_override(text, &specs)?;
         labels[run] = label;
     }
+    // Runs are shown in the order of the swept number (batch 8, 16, 32, 128), the baseline is
+    // the smallest unless --baseline names one (counted in the order given).
+    let order = sweep_order(&labels);
+    let baseline = opts
+        .baseline
+        .and_then(|b| order.iter().position(|&i| i == b - 1))
+        .unwrap_or(0);
+    let specs: Vec<RunSpec> = order.iter().map(|&i| specs[i].clone()).collect();
+    let labels: Vec<RunLabel> = order.iter().map(|&i| labels[i].clone()).collect();
+    let mut slots: Vec<Option<Profile>> = profiles.into_iter().map(Some).collect();
+    let profiles: Vec<Profile> = order.iter().filter_map(|&i| slots[i].take()).collect();
     let refs: Vec<&Profile> = profiles.iter().collect();
-    let mut comparison = compare_runs(&refs, &labels, opts.baseline - 1)?;
+    let mut comparison = compare_runs(&refs, &labels, baseline)?;
     for (run, spec) in comparison.runs.iter_mut().zip(&specs) {
         if spec.files.len() > 1 {
             run.path.clone_from(&spec.given);

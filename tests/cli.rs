@@ -374,8 +374,11 @@ fn an_unreadable_file_is_explained_once() {
     let two_bytes = temp_file("two.gz", &[0x1f, 0x8b]);
     let dir = std::env::temp_dir();
     for (path, problem) in [
-        (PathBuf::from("no/such/file.json"), "No such file or directory"),
-        (dir.clone(), "Is a directory"),
+        (
+            PathBuf::from("no/such/file.json"),
+            "No such file or directory",
+        ),
+        (dir, "Is a directory"),
         (two_bytes, "unexpected end of file"),
     ] {
         let o = warpscope(&["summary", path.to_str().unwrap()]);
@@ -389,12 +392,18 @@ fn an_unreadable_file_is_explained_once() {
 /// A mistyped command is not taken for a file to open.
 #[test]
 fn a_mistyped_command_gets_a_suggestion() {
-    for (typed, meant) in [("sumary", "summary"), ("anlyze", "analyze"), ("inof", "info")] {
+    for (typed, meant) in [
+        ("sumary", "summary"),
+        ("anlyze", "analyze"),
+        ("inof", "info"),
+    ] {
         let o = warpscope(&[typed, "x.json"]);
         assert!(!o.status.success());
         let err = stderr(&o);
         assert!(
-            err.contains(&format!("unknown command `{typed}`: did you mean `{meant}`?")),
+            err.contains(&format!(
+                "unknown command `{typed}`: did you mean `{meant}`?"
+            )),
             "{err}"
         );
     }

@@ -479,3 +479,29 @@ fn csv_parses_with_one_row_per_table_row_and_run() {
     assert_eq!(&htod[col("Bytes")], "9633920");
     assert_eq!(&htod[col("Total_ns")], "970894");
 }
+
+/// Runs are shown in the order of the swept number whatever order the shell gave them in, and
+/// the baseline is the smallest unless `--baseline` names one (counted in the order given).
+#[test]
+fn a_sweep_is_ordered_by_its_number_and_based_on_the_smallest() {
+    let files: Vec<String> = [128, 16, 32, 8]
+        .iter()
+        .map(|b| format!("sample_profiles/alexnet_b{b}.pt.trace.json.gz"))
+        .collect();
+    let mut args = vec!["compare", "--format", "json"];
+    args.extend(files.iter().map(String::as_str));
+    let o = warpscope(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let runs = j["runs"].as_array().unwrap();
+    let labels: Vec<&str> = runs.iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["batch=8", "batch=16", "batch=32", "batch=128"]);
+    assert_eq!(runs[0]["is_baseline"], true);
+    // --baseline 1 is the first file given: batch=128, shown last.
+    args.extend(["--baseline", "1"]);
+    let o = warpscope(&args);
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let runs = j["runs"].as_array().unwrap();
+    assert_eq!(runs[3]["label"], "batch=128");
+    assert_eq!(runs[3]["is_baseline"], true);
+}

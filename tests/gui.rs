@@ -622,3 +622,28 @@ fn the_insights_panel_explains_the_run_and_shows_a_finding_on_the_timeline() {
     );
     assert!(tab.timeline.visible_range().duration_ns() <= before.duration_ns());
 }
+
+/// Files opened together get their tabs in the order given, whatever order they finish loading
+/// in; comparing them puts the runs in the order of the batch size, batch=8 the baseline.
+#[test]
+fn tabs_keep_the_order_given_and_a_comparison_sorts_by_batch() {
+    let given = ["alexnet_b128", "alexnet_b8", "alexnet_b32", "alexnet_b16"];
+    let files: Vec<PathBuf> = given
+        .iter()
+        .map(|n| sample(&format!("{n}.pt.trace.json.gz")))
+        .collect();
+    let mut h = app_harness(files);
+    settle(&mut h);
+    let titles: Vec<String> = h.state().tabs.iter().map(|t| t.title()).collect();
+    let expected: Vec<String> = given
+        .iter()
+        .map(|n| format!("{n}.pt.trace.json.gz"))
+        .collect();
+    assert_eq!(titles, expected);
+    h.get_by_label("Compare them").click();
+    h.run_steps(3);
+    let c = &h.state().compares[0].comparison;
+    let labels: Vec<&str> = c.runs.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels, ["batch=8", "batch=16", "batch=32", "batch=128"]);
+    assert!(c.runs[0].is_baseline);
+}

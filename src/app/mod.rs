@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use egui::{Align, Color32, Key, KeyboardShortcut, Layout, Modifiers, RichText};
 use warpscope_core::Profile;
-use warpscope_core::analysis::compare::{RunLabel, merge_ranks, profile_rank};
+use warpscope_core::analysis::compare::{RunLabel, merge_ranks, profile_rank, sweep_order};
 use warpscope_live::LiveRun;
 use warpscope_ui::Selection;
 use warpscope_ui::compare::{CompareState, compare_ui};
@@ -115,6 +115,9 @@ struct Group {
     loaded: Vec<Arc<Profile>>,
     /// The files, in the order given.
     order: Vec<PathBuf>,
+    /// Where the group's tabs start: they are kept in the order given, not the order in which
+    /// the files finished loading.
+    first_tab: usize,
 }
 
 /// The "Compare…" dialog: which open profiles take part, and the baseline.
@@ -206,6 +209,7 @@ impl WarpscopeApp {
                 waiting: files.clone(),
                 loaded: Vec::new(),
                 order: files.clone(),
+                first_tab: self.tabs.len(),
             });
         }
         for f in files {
@@ -221,12 +225,21 @@ impl WarpscopeApp {
             .filter_map(|&i| self.tabs.get(i))
             .map(|t| Arc::clone(&t.profile))
             .collect();
-        self.compare_profiles(profiles, baseline);
+        self.compare_profiles(profiles, Some(baseline));
     }
 
-    /// Opens a comparison of `profiles` (labels from their file names) in a new tab.
-    pub fn compare_profiles(&mut self, profiles: Vec<Arc<Profile>>, baseline: usize) {
+    /// Opens a comparison of `profiles` (labels from their file names) in a new tab, the runs in
+    /// the order of their swept number (batch 8, 16, 32...), against `profiles[baseline]`, or
+    /// against the smallest swept number when `baseline` is `None`.
+    pub fn compare_profiles(&mut self, profiles: Vec<Arc<Profile>>, baseline: Option<usize>) {
         let labels: Vec<RunLabel> = profiles.iter().map(|p| RunLabel::of_profile(p)).collect();
+        let order = sweep_order(&labels);
+        let baseline = baseline
+            .and_then(|b| order.iter().position(|&i| i == b))
+            .unwrap_or(0);
+        let mut slots: Vec<Option<Arc<Profile>>> = profiles.into_iter().map(Some).collect();
+        let profiles: Vec<Arc<Profile>> = order.iter().filter_map(|&i| slots[i].take()).collect();
+        let labels: Vec<RunLabel> = order.iter().map(|&i| labels[i].clone()).collect();
         match CompareState::new(profiles, &labels, baseline) {
             Ok(state) => {
                 self.compares.push(state);
@@ -286,6 +299,7 @@ impl WarpscopeApp {
                     if self.open_insights && tab.live.is_none() {
                         tab.bottom = BottomView::Insights;
                     }
+                    let mut at = self.tabs.len();
                     if let Some(g) = &mut self.group
                         && let Some(k) = g.waiting.iter().position(|p| *p == path)
                     {
@@ -295,9 +309,15 @@ impl WarpscopeApp {
                         let order = &g.order;
                         g.loaded
                             .sort_by_key(|p| order.iter().position(|o| *o == p.source.path));
+                        let rank = g
+                            .loaded
+                            .iter()
+                            .position(|p| Arc::ptr_eq(p, &tab.profile))
+                            .unwrap_or(g.loaded.len());
+                        at = (g.first_tab + rank).min(self.tabs.len());
                     }
-                    self.tabs.push(tab);
-                    self.active = self.tabs.len() - 1;
+                    self.tabs.insert(at, tab);
+                    self.active = at;
                 }
                 Loaded::Failed(path, message) => {
                     self.forget_waiting(&path);
@@ -311,7 +331,7 @@ impl WarpscopeApp {
             && g.loaded.len() >= 2
         {
             if self.compare_when_loaded {
-                self.compare_profiles(g.loaded, 0);
+                self.compare_profiles(g.loaded, None);
             } else {
                 self.offer = Some(g.loaded);
             }
@@ -621,7 +641,7 @@ impl WarpscopeApp {
             && let Some(profiles) = self.offer.take()
         {
             if compare {
-                self.compare_profiles(profiles, 0);
+                self.compare_profiles(profiles, None);
             } else {
                 self.merge_profiles(&profiles);
             }

@@ -254,3 +254,46 @@ fn selecting_a_kernel_highlights_it_in_every_run() {
         assert_eq!(p.str(id), name);
     }
 }
+
+/// With more than two runs the status says which runs have a kernel, not one ambiguous "gone".
+#[test]
+fn the_status_names_the_runs_a_kernel_is_missing_from() {
+    let h = harness(state_of(alexnet_sweep()));
+    let c = &h.state().comparison;
+    let mut partial = 0;
+    for k in &c.kernels {
+        let row = h
+            .state()
+            .visible_rows()
+            .into_iter()
+            .find(|r| r.name == k.row.name)
+            .map(|r| r.cells[1].text());
+        let Some(status) = row else { continue };
+        let missing: Vec<String> = k
+            .row
+            .per_run
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.is_none())
+            .map(|(i, _)| format!("#{}", i + 1))
+            .collect();
+        if missing.is_empty() {
+            assert!(!status.contains("in #"), "{status}");
+            continue;
+        }
+        partial += 1;
+        assert!(
+            !status.contains("gone") && !status.contains("new"),
+            "{status}"
+        );
+        if let Some(list) = status.strip_prefix("not in ") {
+            assert_eq!(
+                list.split(' ').next().map(|_| list.to_string()),
+                Some(missing.join(", "))
+            );
+        } else {
+            assert!(status.starts_with("only in "), "{status}");
+        }
+    }
+    assert!(partial > 0, "the sweep has kernels missing from some runs");
+}

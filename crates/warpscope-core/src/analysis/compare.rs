@@ -468,9 +468,23 @@ fn run_summary(
     }
 }
 
+/// The order to show runs in: by the swept number ([`sweep_key`]) when there is one (batch 8,
+/// 16, 32, 128 whatever order the files came in; runs with equal values keep their order),
+/// otherwise as given. Returns indices into `labels`.
+pub fn sweep_order(labels: &[RunLabel]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..labels.len()).collect();
+    if let Some(key) = sweep_key(labels) {
+        order.sort_by(|&a, &b| {
+            let (x, y) = (labels[a].number(&key), labels[b].number(&key));
+            x.partial_cmp(&y).unwrap_or(std::cmp::Ordering::Equal)
+        });
+    }
+    order
+}
+
 /// The label parameter to plot against: numeric in every run and not the same in all; `batch`
 /// and `gpus` first, then the others in the order of the first run's label.
-fn sweep_key(labels: &[RunLabel]) -> Option<String> {
+pub fn sweep_key(labels: &[RunLabel]) -> Option<String> {
     let candidates = ["batch", "gpus"]
         .into_iter()
         .map(str::to_string)

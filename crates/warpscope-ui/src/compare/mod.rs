@@ -283,17 +283,38 @@ fn anchor_ns(profile: &Profile, alignment: Alignment) -> i64 {
     }
 }
 
-/// A status word for an aligned row: `new`, `gone`, `NCCL`.
+/// The status of an aligned row: with two runs, `new` or `gone` against the baseline; with
+/// more, which runs have it (`not in #3`, `only in #2, #4`), since one "gone" cannot say which;
+/// and `NCCL`.
 fn status<T>(row: &Aligned<T>, nccl: bool) -> String {
     let mut words = Vec::new();
-    if row.presence.contains(&Presence::New) {
-        words.push("new");
-    }
-    if row.presence.contains(&Presence::Vanished) {
-        words.push("gone");
+    let runs = row.per_run.len();
+    let listed = |pick: bool| {
+        row.per_run
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.is_some() == pick)
+            .map(|(i, _)| format!("#{}", i + 1))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let present = row.per_run.iter().filter(|r| r.is_some()).count();
+    if runs <= 2 {
+        if row.presence.contains(&Presence::New) {
+            words.push("new".to_string());
+        }
+        if row.presence.contains(&Presence::Vanished) {
+            words.push("gone".to_string());
+        }
+    } else if present < runs {
+        words.push(if present * 2 <= runs {
+            format!("only in {}", listed(true))
+        } else {
+            format!("not in {}", listed(false))
+        });
     }
     if nccl {
-        words.push("NCCL");
+        words.push("NCCL".to_string());
     }
     words.join(" ")
 }
@@ -392,8 +413,8 @@ fn kernel_table(c: &Comparison, cols: KernelColumns) -> TableRows {
             ColumnSpec::new("Kernel", "Kernel name (matched across runs)", 0.0),
             ColumnSpec::new(
                 "Status",
-                "new: not in the baseline; gone: in the baseline, not in some run; NCCL",
-                70.0,
+                "Which runs have it (two runs: new / gone against the baseline); NCCL",
+                110.0,
             ),
         ],
         &per_run,
@@ -447,7 +468,7 @@ fn copy_table(c: &Comparison) -> TableRows {
         c,
         vec![
             ColumnSpec::new("Kind", "Direction of the copy, or set", 0.0),
-            ColumnSpec::new("Status", "new / gone against the baseline", 60.0),
+            ColumnSpec::new("Status", "Which runs have it (two runs: new / gone)", 110.0),
         ],
         &[
             RunColumn::every("Count", "Copies in {run}", 70.0),
@@ -489,7 +510,7 @@ fn op_table(c: &Comparison) -> TableRows {
         c,
         vec![
             ColumnSpec::new("Operator", "Framework operator", 0.0),
-            ColumnSpec::new("Status", "new / gone against the baseline", 60.0),
+            ColumnSpec::new("Status", "Which runs have it (two runs: new / gone)", 110.0),
         ],
         &[
             RunColumn::every("Calls", "Calls in {run}", 70.0),
