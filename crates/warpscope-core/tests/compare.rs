@@ -334,6 +334,10 @@ fn shared_sample(name: &str) -> Option<PathBuf> {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn two_ranks_merge_into_one_two_gpu_profile() {
     // Ranks 0 and 1 of a 128-rank NCCL job (HTA test data): GPU pid 0 and 1 on the files.
     let (Some(r0), Some(r1)) = (
@@ -412,6 +416,10 @@ fn two_ranks_merge_into_one_two_gpu_profile() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn ddp_rank0_sample_has_nccl_kernels() {
     let Some(path) = shared_sample("hta_a100_ddp2_nccl_rank0.json.gz") else {
         return;
@@ -445,6 +453,10 @@ fn ddp_rank0_sample_has_nccl_kernels() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn mixed_formats_an_nvprof_summary_against_an_nvprof_trace() {
     let root = PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -197,6 +197,10 @@ fn ms3(ns: i64) -> String {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn every_chrome_sample_loads_without_error() {
     let Some(root) = common::samples_dir() else {
         eprintln!("skipping: ../shared/samples not found");
@@ -252,6 +256,10 @@ fn every_chrome_sample_loads_without_error() {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn nccl_rank0_matches_formats_md() {
     let rel = "chrome-kineto/hta_a100_ddp2_nccl_rank0.json.gz";
     let Some(p) = load_sample(rel) else { return };
@@ -310,6 +318,10 @@ fn nccl_rank0_matches_formats_md() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn kineto2021_matches_formats_md() {
     let rel = "chrome-kineto/kineto2021_v100_resnet50_worker0.pt.trace.json.gz";
     let Some(p) = load_sample(rel) else { return };
@@ -381,6 +393,10 @@ fn kineto2021_matches_formats_md() {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn kineto2022_async_cpu_to_gpu_counts() {
     let rel = "chrome-kineto/hta_a100_2022_rank3of8_async_cpu_to_gpu.json.gz";
     let Some(p) = load_sample(rel) else { return };
@@ -439,6 +455,10 @@ fn api_named(p: &Profile, name: &str) -> usize {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn ns_resolution_sample_counts_and_origin() {
     let rel = "chrome-kineto/hta_v100_ns_resolution_rank-0.pt.trace.json.gz";
     let Some(p) = load_sample(rel) else { return };
@@ -465,6 +485,10 @@ fn ns_resolution_sample_counts_and_origin() {
 /// Pitfall 31: with exact decimal parsing no `X` event of the ns-resolution sample partially
 /// overlaps another on its thread (through f64, 785 events would).
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn ns_resolution_sample_nests_exactly_on_cpu_threads() {
     let rel = "chrome-kineto/hta_v100_ns_resolution_rank-0.pt.trace.json.gz";
     let Some(p) = load_sample(rel) else { return };
@@ -509,6 +533,10 @@ fn ns_resolution_sample_nests_exactly_on_cpu_threads() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn world128_samples_counts() {
     // `dur` written as `68.0` with integer `ts` (pitfall 30).
     let cases: [(&str, Expected<'_>); 2] = [
@@ -552,6 +580,10 @@ fn world128_samples_counts() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn small_kineto_samples_counts() {
     let cases: [(&str, Expected<'_>); 4] = [
         (
@@ -612,6 +644,10 @@ fn small_kineto_samples_counts() {
 /// Pitfall 35: in the BERT sample 5 `python_function` events sit on pid 0 / tid 0, next to
 /// GPU 0's stream 7: they stay on a CPU thread track and the kernels on the GPU track.
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn bert_python_functions_on_pid0_stay_on_a_thread_track() {
     let rel = "chrome-kineto/tracelens_h100_bert-small_with_stack.json.gz";
     let Some(p) = load_sample(rel) else { return };
@@ -648,6 +684,10 @@ fn bert_python_functions_on_pid0_stay_on_a_thread_track() {
 /// Pitfall 33/34: partial overlaps on one CPU thread and on one GPU stream are all kept, on
 /// extra rows, and GPU totals are unaffected.
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn tracelens_b200_overlaps_are_kept_on_extra_rows() {
     let rel = "chrome-kineto/tracelens_b200_world8_eager_no_metadata.json.gz";
     let Some(p) = load_sample(rel) else { return };
@@ -738,6 +778,10 @@ fn gpu_kernel_overlaps(p: &Profile) -> usize {
 /// Pitfall 33: real partial overlaps on one CPU thread, 13 events in the B200 sample and 5 in
 /// the H100 BERT sample; they are kept (one row deeper), not dropped or clipped away.
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn cpu_partial_overlaps_are_kept() {
     for (rel, want) in [
         (
@@ -756,6 +800,10 @@ fn cpu_partial_overlaps_are_kept() {
 
 /// Pitfall 34: overlapping kernels on one GPU stream.
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn gpu_kernel_overlaps_are_kept() {
     let slow = std::env::var_os("WARPSCOPE_SLOW_TESTS").is_some();
     for (rel, want) in [
@@ -782,6 +830,10 @@ fn gpu_kernel_overlaps_are_kept() {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn resnet50_fp32_and_amp_match_formats_md() {
     let fp32 = "kineto-h100/resnet50_b64_fp32.pt.trace.json.gz";
     let Some(p) = load_sample(fp32) else { return };
@@ -855,6 +907,10 @@ fn resnet50_fp32_and_amp_match_formats_md() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn alexnet_sweep_matches_formats_md() {
     // (file, kernels, summed ns, distinct names, memsets); memcpy HtoD 4, DtoH 2 each.
     let cases = [
@@ -889,6 +945,10 @@ fn alexnet_sweep_matches_formats_md() {
 /// 3 decimals); the exact ns values are pinned as observed (and checked independently with
 /// Python: kernels + memcpy + memset, exact decimal µs → ns).
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn gpu_total_equals_pytorch_self_cuda_time_total() {
     let cases = [
         ("alexnet_b8", "4.871", 4_870_889),
@@ -924,6 +984,10 @@ fn gpu_total_equals_pytorch_self_cuda_time_total() {
 /// Pitfall 36: the same (pid, tid) gets two different `thread_name`s in the kineto-h100 traces;
 /// both names are kept and neither has trailing spaces.
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn h100_thread_names_are_merged_and_trimmed() {
     let rel = "kineto-h100/alexnet_b8.pt.trace.json.gz";
     let Some(p) = load_sample(rel) else { return };
@@ -949,6 +1013,10 @@ fn h100_thread_names_are_merged_and_trimmed() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn resnet50_b32_60steps_counts_slow() {
     if std::env::var_os("WARPSCOPE_SLOW_TESTS").is_none() {
         eprintln!("skipping resnet50_b32_60steps (set WARPSCOPE_SLOW_TESTS to run)");
@@ -975,6 +1043,10 @@ fn resnet50_b32_60steps_counts_slow() {
 // ---------------------------------------------------------------------------------------------
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn tf1_mnistxla_matches_formats_md() {
     let rel = "chrome-tensorflow/tf1_mnistxla_gpu_timeline.ctf.json";
     let Some(p) = load_sample(rel) else { return };
@@ -1064,6 +1136,10 @@ fn tf1_mnistxla_matches_formats_md() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn tf1_deepconn_copies_named_after_ops_are_memcpy() {
     // Extra (Python): 118 kernels on stream 13 (8 932 000 ns); 14 copies classified by the
     // memcpy pid, 8 of them named after the op (Assign 4, MatMul 2, ConcatV2 2).
@@ -1099,6 +1175,10 @@ fn tf1_deepconn_copies_named_after_ops_are_memcpy() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn tf1_without_stream_lanes_warns() {
     let rel = "chrome-tensorflow/tf1_dlprof_mnist_xla_timeline.ctf.json";
     let Some(p) = load_sample(rel) else { return };
@@ -1175,6 +1255,10 @@ fn is_kernel_event(text: &[u8]) -> bool {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn truncated_cut_of_real_alexnet_sample_loads_what_it_has() {
     let rel = "kineto-h100/alexnet_b8.pt.trace.json.gz";
     let Some(path) = common::sample(rel) else {

@@ -68,6 +68,10 @@ fn warning<'a>(p: &'a Profile, code: &str) -> &'a warpscope_core::model::Warning
 // Samples
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn csv_gpu_trace() {
     let Some(path) = sample("nvprof-csv/cfd_titanxp_print-gpu-trace.csv") else {
         return;
@@ -199,6 +203,10 @@ fn csv_gpu_trace() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn csv_gpu_summary() {
     let Some(path) = sample("nvprof-csv/cfd_titanxp_print-gpu-summary.csv") else {
         return;
@@ -262,6 +270,10 @@ fn csv_gpu_summary() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn csv_gpu_and_api_summary() {
     let Some(path) = sample("nvprof-csv/cfd_titanxp_gpu-and-api-summary.csv") else {
         return;
@@ -300,6 +312,10 @@ fn csv_gpu_and_api_summary() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn text_summary_new_layout_with_unified_memory() {
     let Some(path) = sample("nvprof-text/cfd_titanxp_summary-gpu-api-um.txt") else {
         return;
@@ -388,6 +404,10 @@ fn text_summary_new_layout_with_unified_memory() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn text_summary_with_application_noise_and_mangled_names() {
     let Some(path) = sample("nvprof-text/dlprof_k80x2_tensorflow_summary-with-app-noise.txt")
     else {
@@ -418,6 +438,10 @@ fn text_summary_with_application_noise_and_mangled_names() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn text_summary_old_layout() {
     let Some(path) = sample("nvprof-text/thrust2d_gtx1070_affine_summary-oldformat.txt") else {
         return;
@@ -450,6 +474,10 @@ fn text_summary_old_layout() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn text_gpu_trace() {
     let Some(path) = sample("nvprof-text/cudastream_titanxp_print-gpu-trace.txt") else {
         return;
@@ -518,6 +546,10 @@ fn text_gpu_trace() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn text_gpu_trace_unified_memory_layout() {
     let Some(path) = sample("nvprof-text/bfs_titanxp_print-gpu-trace-um.txt") else {
         return;
@@ -553,6 +585,10 @@ fn text_gpu_trace_unified_memory_layout() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn cpu_profiling_output_is_rejected() {
     let Some(path) = sample("nvprof-csv/cfd_titanxp_cpu-profiling.csv") else {
         return;
@@ -934,6 +970,10 @@ fn text_api_trace() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn truncated_or_mangled_samples_never_panic() {
     let rels = [
         "nvprof-text/cudastream_titanxp_print-gpu-trace.txt",

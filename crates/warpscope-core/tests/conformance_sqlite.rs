@@ -172,6 +172,10 @@ fn copy_sample(rel: &str, dir: &Path) -> Option<PathBuf> {
 // nvprof samples
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn nvprof_gpuml_titanv_mxnet() {
     let Some(path) = sample("nvprof-sqlite/gpuml_titanv_mxnet_timeline.nvvp") else {
         return;
@@ -295,6 +299,10 @@ fn nvprof_gpuml_titanv_mxnet() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn nvprof_jetsonnano_tensorrt_nvtx() {
     let Some(path) = sample("nvprof-sqlite/jetsonnano_tensorrt_yolo_nvtx.nvvp") else {
         return;
@@ -402,6 +410,10 @@ fn nvprof_jetsonnano_tensorrt_nvtx() {
 /// `csl7520_*` has no block in section 9; the figures come from its table rows (section 2.2)
 /// and a direct `sqlite3` query of the sample.
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn nvprof_csl7520_version_11() {
     let Some(path) = sample("nvprof-sqlite/csl7520_titanxpascal_matrix_profile.nvvp") else {
         return;
@@ -446,6 +458,10 @@ fn nvprof_csl7520_version_11() {
 // Nsight Systems samples
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn nsys_2022_uvm() {
     let Some(path) = sample("nsys-sqlite/nsys2022.2_a100_vecadd_uvm_report1.sqlite") else {
         return;
@@ -528,6 +544,10 @@ fn nsys_2022_uvm() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn nsys_2023_cupy_4gpu() {
     let Some(path) = sample("nsys-sqlite/nsys2023.1_4gpu_reconstream_prof19.sqlite") else {
         return;
@@ -576,6 +596,10 @@ fn nsys_2023_cupy_4gpu() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn nsys_2025_vecadd() {
     let Some(path) = sample("nsys-sqlite/nsys2025.5_vecadd_report1.sqlite") else {
         return;
@@ -626,6 +650,10 @@ fn nsys_2025_vecadd() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn nsys_2026_four_streams() {
     let Some(path) = sample("nsys-sqlite/nsys2026.1_testcuda_report2.sqlite") else {
         return;
@@ -1135,6 +1163,10 @@ const I64_MIN: &str = "-9223372036854775808";
 const I64_MAX: &str = "9223372036854775807";
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn nvprof_extreme_timestamps_are_skipped_and_counted_per_table() {
     let rel = "nvprof-sqlite/jetsonnano_tensorrt_yolo_nvtx.nvvp";
     let Some(conn) = sample_copy(rel) else {
@@ -1197,6 +1229,10 @@ fn nvprof_extreme_timestamps_are_skipped_and_counted_per_table() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn nsys_extreme_timestamps_are_skipped_and_counted_per_table() {
     let rel = "nsys-sqlite/nsys2026.1_testcuda_report2.sqlite";
     let Some(conn) = sample_copy(rel) else {
@@ -1240,6 +1276,10 @@ fn nsys_extreme_timestamps_are_skipped_and_counted_per_table() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn plausible_but_huge_durations_saturate_the_totals() {
     // Every kernel lasts 2^62 - 2 ns: each passes the rule, their sum does not fit in i64.
     let rel = "nvprof-sqlite/gpuml_titanv_mxnet_timeline.nvvp";
@@ -1265,6 +1305,10 @@ fn plausible_but_huge_durations_saturate_the_totals() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn nsys_metadata_tables_missing_a_column_load_the_activity_with_warnings() {
     let rel = "nsys-sqlite/nsys2026.1_testcuda_report2.sqlite";
     let Some(conn) = sample_copy(rel) else {
@@ -1299,6 +1343,10 @@ fn nsys_metadata_tables_missing_a_column_load_the_activity_with_warnings() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn nvprof_metadata_tables_missing_a_column_load_the_activity_with_warnings() {
     let rel = "nvprof-sqlite/gpuml_titanv_mxnet_timeline.nvvp";
     let Some(conn) = sample_copy(rel) else {
@@ -1330,6 +1378,10 @@ fn nvprof_metadata_tables_missing_a_column_load_the_activity_with_warnings() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn a_missing_or_broken_string_table_shows_placeholders_with_a_warning() {
     for (rel, table) in [
         (
@@ -1378,6 +1430,10 @@ fn a_missing_or_broken_string_table_shows_placeholders_with_a_warning() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn a_string_table_without_an_index_resolves_the_same_names() {
     let rel = "nsys-sqlite/nsys2025.5_vecadd_report1.sqlite";
     let Some(conn) = sample_copy(rel) else {
@@ -1396,6 +1452,10 @@ fn a_string_table_without_an_index_resolves_the_same_names() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn views_are_never_read() {
     // A view under an activity table's name that would never end: ignored, with a warning.
     let rel = "nsys-sqlite/nsys2025.5_vecadd_report1.sqlite";
@@ -1422,6 +1482,10 @@ fn views_are_never_read() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn a_cell_bigger_than_64_mib_fails_its_table_instead_of_taking_the_memory() {
     let rel = "nsys-sqlite/nsys2025.5_vecadd_report1.sqlite";
     let Some(conn) = sample_copy(rel) else {

@@ -79,6 +79,10 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn gzip_compressed_sqlite_loads_and_leaves_no_temporary_file() {
     let Some(path) = common::sample("nvprof-sqlite/csl7520_titanxpascal_matrix_profile.nvvp")
     else {
@@ -142,6 +146,10 @@ fn broken_bytes_name_the_given_name() {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn a_cancelled_gzip_sqlite_import_stops_and_leaves_no_temporary_file() {
     let Some(path) = common::sample("nvprof-sqlite/csl7520_titanxpascal_matrix_profile.nvvp")
     else {

@@ -1968,6 +1968,10 @@ fn profile_text(p: &Profile) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
 fn the_result_does_not_depend_on_where_blocks_are_cut() {
     let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
     for rel in [
