@@ -583,10 +583,14 @@ fn nsys_2023_cupy_4gpu() {
         p.process_names,
         vec![(TraceId::Int(3_876_054), "python".to_string())]
     );
-    // Four GPUs in TARGET_INFO_GPU, only the one with activity is kept.
-    assert_eq!(p.devices.len(), 1);
-    assert_eq!(p.devices[0].id, 0);
+    // Four GPUs in TARGET_INFO_GPU: all listed (`info` shows them), only GPU 0 has activity.
+    assert_eq!(
+        p.devices.iter().map(|d| d.id).collect::<Vec<_>>(),
+        vec![0, 1, 2, 3]
+    );
+    assert!(p.devices.iter().all(|d| d.name == "NVIDIA A100-SXM4-40GB"));
     assert_eq!(p.devices[0].sm_count, Some(108));
+    assert_eq!(kernel_streams(&p), vec![(0, 7)]);
     // nsys memory kinds: DtoH from device (2) to pageable (0).
     let dtoh = p.copies.iter().find(|c| c.kind == CopyKind::DtoH).unwrap();
     assert_eq!(
@@ -883,8 +887,9 @@ fn nsys_fixture_nvtx_events_and_multi_process_correlation() {
     assert_eq!(k.block, Some([32, 1, 1]));
     assert_eq!(k.registers_per_thread, Some(16));
     assert_eq!(p.str(k.mangled_name.unwrap()), "_Z4kerni");
-    assert_eq!(p.devices.len(), 1);
-    assert_eq!(p.devices[0].name, "Fixture GPU");
+    // Both GPUs of the machine are listed; only the first has activity.
+    let devices: Vec<(u32, &str)> = p.devices.iter().map(|d| (d.id, d.name.as_str())).collect();
+    assert_eq!(devices, vec![(0, "Fixture GPU"), (1, "Unused GPU")]);
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -563,8 +563,9 @@ impl Reader<'_> {
             let slot = cuda_of_gpu.entry(gpu).or_insert(cuda);
             *slot = (*slot).min(cuda);
         }
-        let used = &self.devices;
-        let mut found: FxHashMap<u32, Device> = FxHashMap::default();
+        // Every GPU of the machine is listed (`info` shows them all), those without activity
+        // too; when two rows claim one ordinal, the one the CUDA device table maps wins.
+        let mut found: FxHashMap<u32, (bool, Device)> = FxHashMap::default();
         self.db.meta_rows(
             b,
             GPU,
@@ -587,14 +588,16 @@ impl Reader<'_> {
                 let Some(gpu_id) = int(row, 0) else {
                     return;
                 };
-                let ordinal = match cuda_of_gpu.get(&gpu_id) {
-                    Some(&cuda) => Some(cuda),
-                    None => uint32(row, 2).or_else(|| u32::try_from(gpu_id).ok()),
-                };
-                let Some(ordinal) = ordinal.filter(|o| used.contains(o)) else {
+                let mapped = cuda_of_gpu.get(&gpu_id).copied();
+                let ordinal =
+                    mapped.or_else(|| uint32(row, 2).or_else(|| u32::try_from(gpu_id).ok()));
+                let Some(ordinal) = ordinal else {
                     return;
                 };
-                if found.contains_key(&ordinal) {
+                if found
+                    .get(&ordinal)
+                    .is_some_and(|(was_mapped, _)| *was_mapped || mapped.is_none())
+                {
                     return;
                 }
                 let as_u32 = |i| uint32(row, i);
@@ -612,19 +615,23 @@ impl Reader<'_> {
                 }
                 found.insert(
                     ordinal,
-                    Device {
-                        id: ordinal,
-                        name: text(row, 1).map_or_else(|| format!("GPU {ordinal}"), str::to_string),
-                        compute_capability: as_u32(3).zip(as_u32(4)),
-                        sm_count: as_u32(5),
-                        memory_bytes: uint64(row, 6),
-                        memory_bandwidth_bytes_per_s: uint64(row, 7),
-                        properties,
-                    },
+                    (
+                        mapped.is_some(),
+                        Device {
+                            id: ordinal,
+                            name: text(row, 1)
+                                .map_or_else(|| format!("GPU {ordinal}"), str::to_string),
+                            compute_capability: as_u32(3).zip(as_u32(4)),
+                            sm_count: as_u32(5),
+                            memory_bytes: uint64(row, 6),
+                            memory_bandwidth_bytes_per_s: uint64(row, 7),
+                            properties,
+                        },
+                    ),
                 );
             },
         );
-        b.devices.extend(found.into_values());
+        b.devices.extend(found.into_values().map(|(_, d)| d));
     }
 
     /// Names of the processes that appear in activity tables (`PROCESSES` lists every process
