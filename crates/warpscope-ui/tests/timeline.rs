@@ -460,3 +460,46 @@ fn snapshot_alexnet_timeline() {
     h.run();
     h.snapshot("timeline_alexnet_b8");
 }
+
+/// A run whose GPU work sits in its last 5% opens on the GPU work, not on empty lanes; one whose
+/// GPU work fills most of it opens on the whole run.
+#[test]
+fn a_run_opens_on_its_gpu_activity_when_that_is_a_small_part() {
+    use warpscope_core::model::{Format, GpuLane, KernelInfo, TraceId};
+    use warpscope_core::{ProfileBuilder, TrackKey};
+    let build = |gpu_start_ns: i64| {
+        let mut b = ProfileBuilder::new("late.nvvp".into(), Format::NvprofSqlite);
+        b.origin_raw_ns = Some(0);
+        let cpu = b.track(TrackKey::Thread {
+            pid: TraceId::Int(1),
+            tid: TraceId::Int(1),
+        });
+        let gpu = b.track(TrackKey::Gpu {
+            device: 0,
+            context: 1,
+            stream: 7,
+            lane: GpuLane::Work,
+        });
+        let main = b.intern("main");
+        let k = b.intern("kernel");
+        b.push(cpu, 0, 100_000_000, main, EventKind::CpuOp);
+        b.push_kernel(
+            gpu,
+            gpu_start_ns,
+            100_000_000 - gpu_start_ns,
+            k,
+            KernelInfo::default(),
+            0,
+        );
+        b.finish()
+    };
+    let late = build(95_000_000);
+    let view = TimelineState::new(&late).visible_range();
+    assert!(
+        view.start_ns > 90_000_000 && view.end_ns < 101_000_000,
+        "{view:?}"
+    );
+    let busy = build(10_000_000);
+    let view = TimelineState::new(&busy).visible_range();
+    assert!(view.start_ns <= 0 && view.end_ns >= 100_000_000, "{view:?}");
+}

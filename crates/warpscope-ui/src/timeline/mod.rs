@@ -201,7 +201,30 @@ impl TimelineState {
             show_idle_causes: true,
         };
         s.fit(profile);
+        s.fit_gpu_activity_if_small(profile);
         s
+    }
+
+    /// Shows the GPU activity when it fills less than half of the run (an nvprof trace whose
+    /// kernels sit in the last 5% of a long CPU run would otherwise open on empty lanes).
+    fn fit_gpu_activity_if_small(&mut self, profile: &Profile) {
+        let cache = self.cache(profile);
+        let Some((a, b)) = cache.span_ns else {
+            return;
+        };
+        let gpu = cache
+            .activity
+            .iter()
+            .filter_map(|d| Some((d.busy.intervals().first()?.0, d.busy.intervals().last()?.1)))
+            .reduce(|(s, e), (x, y)| (s.min(x), e.max(y)));
+        if let Some((s, e)) = gpu
+            && (e - s).saturating_mul(2) < b - a
+        {
+            #[allow(clippy::cast_precision_loss)]
+            let (s, e) = (s as f64, e as f64);
+            let margin = ((e - s) * 0.02).max(1.0);
+            self.view = Viewport::new(s - margin, e + margin);
+        }
     }
 
     fn cache(&mut self, profile: &Profile) -> &mut ProfileCache {
