@@ -170,8 +170,10 @@ fn the_scaling_chart_has_one_point_per_run() {
     assert_eq!(xs, vec![8.0, 16.0, 32.0, 128.0]);
     assert!(c.runs.iter().all(|r| r.time_per_step_ns.is_some()));
     assert_eq!(top_kernels(c, 8).len(), 8);
-    h.get_by_label_contains("Time per step and per sample against batch");
+    h.get_by_label_contains("Time per step and GPU time against batch");
+    h.get_by_label_contains("Time per sample against batch");
     h.get_by_label_contains("Top kernels' time against batch");
+    h.get_by_label_contains("Top kernels: time per run");
     h.snapshot("compare_alexnet_charts");
 }
 

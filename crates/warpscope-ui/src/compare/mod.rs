@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use egui::{Color32, Ui};
-use egui_plot::{Bar, BarChart, Legend, Line, Plot, Points};
+use egui_plot::{Bar, BarChart, GridMark, Legend, Line, Plot, Points};
 use warpscope_core::analysis::compare::{
     Aligned, CompareError, Comparison, Presence, RunLabel, compare_runs,
 };
@@ -18,7 +18,6 @@ use warpscope_core::{Profile, TimeRange};
 mod totals;
 
 use crate::Selection;
-use crate::colors::kernel_color;
 use crate::tables::{
     Cell, ColumnSpec, Row, SortBy, TableRows, filtered_sorted, format_bytes, rows_table_ui,
 };
@@ -762,7 +761,10 @@ const CHART_KERNELS: usize = 8;
 fn charts_ui(ui: &mut Ui, state: &CompareState) {
     let c = &state.comparison;
     let top: Vec<usize> = top_kernels(c, CHART_KERNELS);
+    let names = chart_names(c, &top);
     let height = (ui.available_height() / 2.0 - 30.0).max(160.0);
+    // Legends list the series in the order they are drawn (runs in run order), not sorted.
+    let legend = || Legend::default().follow_insertion_order(true);
     match &c.sweep {
         Some(key) => {
             let runs: Vec<(f64, usize)> = c
@@ -771,51 +773,72 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
                 .enumerate()
                 .filter_map(|(i, r)| r.sweep_value.map(|x| (x, i)))
                 .collect();
+            let series = |f: &dyn Fn(usize) -> Option<f64>| -> Vec<[f64; 2]> {
+                let mut v: Vec<[f64; 2]> = runs
+                    .iter()
+                    .filter_map(|&(x, i)| f(i).map(|y| [x, y]))
+                    .collect();
+                v.sort_by(|a, b| a[0].total_cmp(&b[0]));
+                v
+            };
+            #[allow(clippy::cast_precision_loss)]
+            let step = series(&|i| c.runs[i].time_per_step_ns.map(|t| t as f64 / 1e6));
+            #[allow(clippy::cast_precision_loss)]
+            let gpu = series(&|i| Some(c.runs[i].gpu_total_ns as f64 / 1e6));
+            // Per sample is a thousand times smaller: its own chart, in µs.
+            let sample = series(&|i| c.runs[i].time_per_sample_ns.map(|t| t / 1e3));
             ui.columns(2, |cols| {
-                cols[0].strong(format!("Time per step and per sample against {key}"));
+                cols[0].strong(format!("Time per step and GPU time against {key}"));
                 Plot::new("compare_step_scaling")
                     .height(height)
-                    .legend(Legend::default())
+                    .legend(legend())
                     .x_axis_label(key.clone())
                     .y_axis_label("ms")
                     .show(&mut cols[0], |plot| {
-                        let series = |f: &dyn Fn(usize) -> Option<f64>| -> Vec<[f64; 2]> {
-                            let mut v: Vec<[f64; 2]> = runs
-                                .iter()
-                                .filter_map(|&(x, i)| f(i).map(|y| [x, y]))
-                                .collect();
-                            v.sort_by(|a, b| a[0].total_cmp(&b[0]));
-                            v
-                        };
-                        #[allow(clippy::cast_precision_loss)]
-                        let step = series(&|i| c.runs[i].time_per_step_ns.map(|t| t as f64 / 1e6));
-                        let sample = series(&|i| c.runs[i].time_per_sample_ns.map(|t| t / 1e6));
-                        #[allow(clippy::cast_precision_loss)]
-                        let gpu = series(&|i| Some(c.runs[i].gpu_total_ns as f64 / 1e6));
                         for (name, pts, color) in [
-                            ("time per step", step, Color32::from_rgb(0x4e, 0x9a, 0xd8)),
-                            (
-                                "time per sample",
-                                sample,
-                                Color32::from_rgb(0xe0, 0x8a, 0x3c),
-                            ),
-                            ("GPU time", gpu, Color32::from_rgb(0x6a, 0xb0, 0x4c)),
+                            ("time per step", &step, Color32::from_rgb(0x4e, 0x9a, 0xd8)),
+                            ("GPU time", &gpu, Color32::from_rgb(0x6a, 0xb0, 0x4c)),
                         ] {
                             if pts.is_empty() {
                                 continue;
                             }
                             plot.line(Line::new(name, pts.clone()).color(color).width(2.0));
-                            plot.points(Points::new(name, pts).color(color).radius(3.5));
+                            plot.points(Points::new(name, pts.clone()).color(color).radius(3.5));
                         }
                     });
-                cols[1].strong(format!("Top kernels' time against {key}"));
+                cols[1].strong(format!("Time per sample against {key}"));
+                Plot::new("compare_sample_scaling")
+                    .height(height)
+                    .legend(legend())
+                    .x_axis_label(key.clone())
+                    .y_axis_label("µs")
+                    .include_y(0.0)
+                    .show(&mut cols[1], |plot| {
+                        if sample.is_empty() {
+                            return;
+                        }
+                        let color = Color32::from_rgb(0xe0, 0x8a, 0x3c);
+                        plot.line(
+                            Line::new("time per sample", sample.clone())
+                                .color(color)
+                                .width(2.0),
+                        );
+                        plot.points(
+                            Points::new("time per sample", sample.clone())
+                                .color(color)
+                                .radius(3.5),
+                        );
+                    });
+            });
+            ui.columns(2, |cols| {
+                cols[0].strong(format!("Top kernels' time against {key}"));
                 Plot::new("compare_kernel_scaling")
                     .height(height)
-                    .legend(Legend::default())
+                    .legend(legend())
                     .x_axis_label(key.clone())
                     .y_axis_label("ms")
-                    .show(&mut cols[1], |plot| {
-                        for &k in &top {
+                    .show(&mut cols[0], |plot| {
+                        for (slot, (&k, name)) in top.iter().zip(&names).enumerate() {
                             let row = &c.kernels[k].row;
                             let mut pts: Vec<[f64; 2]> = runs
                                 .iter()
@@ -826,12 +849,15 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
                                 })
                                 .collect();
                             pts.sort_by(|a, b| a[0].total_cmp(&b[0]));
-                            let name = short_name(&row.name);
-                            let color = kernel_color(&row.name);
-                            plot.line(Line::new(name.clone(), pts.clone()).color(color));
-                            plot.points(Points::new(name, pts).color(color).radius(3.0));
+                            // A qualitative palette: hashed kernel colours can be too alike
+                            // to tell eight lines apart.
+                            let color = run_color(slot);
+                            plot.line(Line::new(name.clone(), pts.clone()).color(color).width(1.5));
+                            plot.points(Points::new(name.clone(), pts).color(color).radius(3.0));
                         }
                     });
+                cols[1].strong("Top kernels: time per run");
+                top_kernel_bars_ui(&mut cols[1], c, &top, &names, height);
             });
         }
         None => {
@@ -839,14 +865,40 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
                 "No scaling chart: the run labels carry no number that differs between runs \
                  (name files like model_b8, model_b16, or label them batch=8).",
             );
+            ui.strong("Top kernels: time per run");
+            top_kernel_bars_ui(ui, c, &top, &names, height);
         }
     }
-    ui.strong("Top kernels: time per run");
+}
+
+/// The top kernels' time in each run as grouped bars, the kernels named under their group.
+fn top_kernel_bars_ui(ui: &mut Ui, c: &Comparison, top: &[usize], names: &[String], height: f32) {
+    // Under each group its key (`K1`, as in the legend of the kernel chart, which names it); a
+    // name would not fit eight groups. Hovering a bar gives the name.
+    let labels: Vec<String> = (1..=names.len()).map(|k| format!("K{k}")).collect();
+    let slots = labels.len();
     Plot::new("compare_top_kernels")
         .height(height)
-        .legend(Legend::default())
+        .legend(Legend::default().follow_insertion_order(true))
         .y_axis_label("ms")
-        .x_axis_formatter(|mark, _| format!("#{}", mark.value.round() + 1.0))
+        // One mark per kernel group, so every group is named under its bars.
+        .x_grid_spacer(move |_| {
+            (0..slots)
+                .map(|i| GridMark {
+                    #[allow(clippy::cast_precision_loss)]
+                    value: i as f64,
+                    step_size: 1.0,
+                })
+                .collect()
+        })
+        .x_axis_formatter(move |mark, _| {
+            let slot = mark.value.round();
+            if (mark.value - slot).abs() > 1e-6 || slot < 0.0 {
+                return String::new();
+            }
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            labels.get(slot as usize).cloned().unwrap_or_default()
+        })
         .show(ui, |plot| {
             let n = c.runs.len();
             #[allow(clippy::cast_precision_loss)]
@@ -854,10 +906,11 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
             for r in 0..n {
                 let bars: Vec<Bar> = top
                     .iter()
+                    .zip(names)
                     .enumerate()
-                    .map(|(slot, &k)| {
-                        let row = &c.kernels[k].row;
-                        let total = row
+                    .map(|(slot, (&k, name))| {
+                        let total = c.kernels[k]
+                            .row
                             .per_run
                             .get(r)
                             .and_then(Option::as_ref)
@@ -867,12 +920,27 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
                         #[allow(clippy::cast_precision_loss)]
                         Bar::new(x, total as f64 / 1e6)
                             .width(width * 0.9)
-                            .name(short_name(&row.name))
+                            .name(format!("{name} · {}", c.runs[r].label))
                     })
                     .collect();
                 plot.bar_chart(BarChart::new(c.runs[r].label.clone(), bars).color(run_color(r)));
             }
         });
+}
+
+/// Names of the charted kernels, keyed `K1`, `K2`... (the bar chart's groups) and shortened
+/// readably (template arguments folded); the keys keep two kernels from sharing a legend entry,
+/// which would also mix their colours.
+fn chart_names(c: &Comparison, top: &[usize]) -> Vec<String> {
+    let full: Vec<&str> = top
+        .iter()
+        .map(|&k| c.kernels[k].row.name.as_str())
+        .collect();
+    warpscope_core::names::distinct_short_names(&full, 48)
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| format!("K{} {}", i + 1, n.strip_prefix("void ").unwrap_or(&n)))
+        .collect()
 }
 
 /// The kernels with the largest total in any run, largest first.
@@ -895,17 +963,6 @@ pub fn top_kernels(c: &Comparison, count: usize) -> Vec<usize> {
         .collect();
     order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
     order.into_iter().take(count).map(|(_, i)| i).collect()
-}
-
-/// A kernel name short enough for a legend.
-fn short_name(name: &str) -> String {
-    let base = name.split('(').next().unwrap_or(name);
-    let base = base.strip_prefix("void ").unwrap_or(base);
-    let mut out: String = base.chars().take(48).collect();
-    if base.chars().count() > 48 {
-        out.push('…');
-    }
-    out
 }
 
 /// A colour per run, or per line of any plot (a small qualitative palette, repeating after 8).
