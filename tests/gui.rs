@@ -541,7 +541,12 @@ fn a_saved_live_run_opens_with_its_results_table_and_plot() {
             "{config} missing from the results"
         );
     }
-    assert!(h.query_by_label_contains("MISMATCH").is_none());
+    assert!(h.query_by_label_contains("FAILED").is_none());
+    assert!(
+        h.query_all_by_label_contains("ok (rel. error")
+            .next()
+            .is_some()
+    );
     let grid_100m = run
         .points
         .iter()

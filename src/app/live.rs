@@ -345,13 +345,20 @@ pub fn live_results_ui(ui: &mut egui::Ui, run: &LiveRun) {
     }
     // The table on the left, the plot on the right: both keep the panel's full height.
     let height = ui.available_height().max(160.0);
-    ui.columns(2, |cols| {
-        egui::ScrollArea::both()
-            .id_salt("live_results_table")
-            .max_height(height)
-            .auto_shrink(false)
-            .show(&mut cols[0], |ui| results_table_ui(ui, run));
-        results_plot_ui(&mut cols[1], run, height);
+    // The table gets the wider share: its Check column must not hide behind the plot.
+    let table_width = (ui.available_width() * 0.58).max(300.0);
+    ui.horizontal_top(|ui| {
+        ui.allocate_ui(egui::vec2(table_width, height), |ui| {
+            egui::ScrollArea::both()
+                .id_salt("live_results_table")
+                .max_height(height)
+                .auto_shrink(false)
+                .show(ui, |ui| results_table_ui(ui, run));
+        });
+        let rest = ui.available_width();
+        ui.allocate_ui(egui::vec2(rest, height), |ui| {
+            results_plot_ui(ui, run, height);
+        });
     });
 }
 
@@ -389,13 +396,10 @@ fn results_table_ui(ui: &mut egui::Ui, run: &LiveRun) {
                 );
                 match p.check {
                     Some(c) if c.ok => {
-                        ui.label(format!("ok ({:.0e})", c.rel_error));
+                        ui.label(c.text());
                     }
                     Some(c) => {
-                        ui.colored_label(
-                            Color32::from_rgb(0xe0, 0x60, 0x50),
-                            format!("MISMATCH ({:.1e})", c.rel_error),
-                        );
+                        ui.colored_label(Color32::from_rgb(0xe0, 0x60, 0x50), c.text());
                     }
                     None => {
                         ui.label("-");
@@ -404,6 +408,23 @@ fn results_table_ui(ui: &mut egui::Ui, run: &LiveRun) {
                 ui.end_row();
             }
         });
+}
+
+/// A time tick of a log axis with as many digits as it needs (`1 µs`, `20 ms`, `1.5 s`), the
+/// same precision on every tick.
+fn tick_time(ns: f64) -> String {
+    let (value, unit) = match ns.abs() {
+        n if n >= 1e9 => (ns / 1e9, "s"),
+        n if n >= 1e6 => (ns / 1e6, "ms"),
+        n if n >= 1e3 => (ns / 1e3, "µs"),
+        _ => (ns, "ns"),
+    };
+    let rounded = (value * 10.0).round() / 10.0;
+    if (rounded - rounded.round()).abs() < 1e-9 {
+        format!("{} {unit}", rounded.round())
+    } else {
+        format!("{rounded:.1} {unit}")
+    }
 }
 
 fn ns_text(v: Option<i64>) -> String {
@@ -426,8 +447,10 @@ fn results_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &t| {
             (lo.min(t), hi.max(t))
         });
+    // A quarter of the data's span above it, between 0.3 and 1 decade: room for the legend
+    // without stretching the axis far past the data.
     let headroom = if high.is_finite() {
-        high + 0.6 * (high - low).max(1.0)
+        high + (0.25 * (high - low)).clamp(0.3, 1.0)
     } else {
         1.0
     };
@@ -441,9 +464,7 @@ fn results_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
         .x_axis_label(format!("size ({}, log scale)", unit.as_str()))
         .y_axis_label("time (log scale)")
         .x_axis_formatter(move |mark, _| format_size(10f64.powf(mark.value).round() as u64, unit))
-        .y_axis_formatter(|mark, _| {
-            warpscope_core::time::format_duration_ns((10f64.powf(mark.value) * 1e6) as i64)
-        })
+        .y_axis_formatter(|mark, _| tick_time(10f64.powf(mark.value) * 1e6))
         .label_formatter(move |hover| {
             let (name, point) = match hover {
                 egui_plot::HoverPosition::NearDataPoint {
@@ -486,7 +507,37 @@ fn results_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
                     line = line.style(egui_plot::LineStyle::dashed_loose());
                 }
                 plot.line(line);
-                plot.points(Points::new(*config, pts).color(color).radius(3.5));
+                // A marker shape per configuration: lines that lie on top of each other (the
+                // same time for two configurations) stay visible as two kinds of markers.
+                const SHAPES: [egui_plot::MarkerShape; 6] = [
+                    egui_plot::MarkerShape::Circle,
+                    egui_plot::MarkerShape::Square,
+                    egui_plot::MarkerShape::Diamond,
+                    egui_plot::MarkerShape::Up,
+                    egui_plot::MarkerShape::Cross,
+                    egui_plot::MarkerShape::Down,
+                ];
+                plot.points(
+                    Points::new(*config, pts)
+                        .color(color)
+                        .radius(4.0)
+                        .shape(SHAPES[i % SHAPES.len()])
+                        .filled(i % 2 == 0),
+                );
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_ticks_have_one_precision() {
+        assert_eq!(tick_time(1e3), "1 µs");
+        assert_eq!(tick_time(1e5), "100 µs");
+        assert_eq!(tick_time(2e7), "20 ms");
+        assert_eq!(tick_time(1.5e9), "1.5 s");
+        assert_eq!(tick_time(100.0), "100 ns");
+    }
 }

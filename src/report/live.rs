@@ -221,7 +221,7 @@ fn live_csv(run: &RunJson<'_>) -> String {
                 .unwrap_or_default(),
             match p.check {
                 Some(c) if c.ok => "ok",
-                Some(_) => "MISMATCH",
+                Some(_) => "FAILED",
                 None => "",
             }
         );
@@ -286,14 +286,7 @@ fn live_table(run: &LiveRun, json: &RunJson<'_>) -> String {
             p.rate.map_or_else(|| "-".into(), |r| format!("{r:.1}")),
             p.percent_of_peak
                 .map_or_else(|| "-".into(), |v| format!("{v:.1}%")),
-            match p.check {
-                Some(c) if c.ok => format!("ok (rel. error {:.1e})", c.rel_error),
-                Some(c) => format!(
-                    "MISMATCH (rel. error {:.1e} > {:.0e})",
-                    c.rel_error, c.tolerance
-                ),
-                None => "-".into(),
-            }
+            p.check.map_or_else(|| "-".into(), |c| c.text())
         );
     }
     for w in &run.warnings {

@@ -34,6 +34,21 @@ impl Check {
             ok: rel_error <= tolerance,
         }
     }
+
+    /// The check as a user reads it: `ok (rel. error 0)`, `ok (rel. error 2.4e-7)`,
+    /// `FAILED (rel. error 3.0e-2 > 1e-6)`.
+    pub fn text(&self) -> String {
+        let err = if self.rel_error == 0.0 {
+            "0".to_string()
+        } else {
+            format!("{:.1e}", self.rel_error)
+        };
+        if self.ok {
+            format!("ok (rel. error {err})")
+        } else {
+            format!("FAILED (rel. error {err} > {:.0e})", self.tolerance)
+        }
+    }
 }
 
 /// ‖got − want‖₂ / ‖want‖₂ over two slices of equal length.
@@ -234,6 +249,19 @@ pub(crate) fn check_conv2d(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn check_texts_say_what_was_compared() {
+        assert_eq!(Check::new(0.0, 4.0, 2, 1e-6).text(), "ok (rel. error 0)");
+        assert_eq!(
+            Check::new(0.0009, 1.0, 2, 1e-6).text(),
+            "FAILED (rel. error 3.0e-2 > 1e-6)"
+        );
+        assert_eq!(
+            Check::new(1e-14, 1.0, 2, 1e-6).text(),
+            "ok (rel. error 1.0e-7)"
+        );
+    }
 
     fn data(n: usize, seed: u64) -> Vec<f32> {
         let mut v = vec![0f32; n];
