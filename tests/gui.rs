@@ -652,3 +652,39 @@ fn tabs_keep_the_order_given_and_a_comparison_sorts_by_batch() {
     assert_eq!(labels, ["batch=8", "batch=16", "batch=32", "batch=128"]);
     assert!(c.runs[0].is_baseline);
 }
+
+/// Without a desktop portal (remote, X11-forwarded or minimal sessions), File → Open… shows
+/// warpscope's own file browser: folders open with a click, a profile opens with Open.
+#[test]
+fn file_open_works_without_a_desktop_portal() {
+    let mut h = app_harness(Vec::new());
+    h.state_mut().builtin_dialogs = true;
+    h.run();
+    // The welcome screen's Open… (the File menu's is the same action).
+    h.get_by_label("Open…").click();
+    h.run();
+    assert!(h.state().browser.is_some(), "the browser is open");
+    h.get_by_label_contains("sample_profiles/").click();
+    h.run();
+    let dir = h.state().browser.as_ref().unwrap().0.dir().to_path_buf();
+    assert!(dir.ends_with("sample_profiles"), "{}", dir.display());
+    h.get_by_label_contains("alexnet_b8.pt.trace.json.gz")
+        .click();
+    h.run();
+    h.get_by_label("Open").click();
+    h.step();
+    assert!(h.state().browser.is_none());
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 1);
+    assert_eq!(h.state().tabs[0].title(), "alexnet_b8.pt.trace.json.gz");
+    // Escape closes it without opening anything.
+    h.get_by_label("File").click();
+    h.run();
+    h.get_by_label("Open…").click();
+    h.run();
+    assert!(h.state().browser.is_some());
+    h.key_press(egui::Key::Escape);
+    h.run();
+    assert!(h.state().browser.is_none());
+    assert_eq!(h.state().tabs.len(), 1);
+}

@@ -2,9 +2,11 @@
 //! command line, drag-and-drop, File → Open and the recent-files list; loading off the UI
 //! thread; errors shown in the window without closing anything that is open.
 
+mod file_browser;
 mod live;
 mod loader;
 
+pub use file_browser::{BrowserMode, BrowserOutcome, FileBrowser, system_dialog_available};
 pub use live::{LiveLab, live_results_ui};
 pub use loader::ImportFn;
 
@@ -156,6 +158,14 @@ pub struct WarpscopeApp {
     saving: Vec<Receiver<Result<PathBuf, String>>>,
     /// The Save-as dialog in flight: (tab, path) when the user chose one.
     save_target: Option<Receiver<Option<(usize, PathBuf)>>>,
+    /// When the system's Open dialog was asked for (an empty answer much sooner than a person
+    /// could cancel means it never opened).
+    dialog_started: Option<std::time::Instant>,
+    /// warpscope's own file browser, when it is open, and the tab it saves (`None`: it opens).
+    pub browser: Option<(FileBrowser, Option<usize>)>,
+    /// Use warpscope's own file browser instead of the system's dialog (no desktop portal, or
+    /// the system dialog failed to open once).
+    pub builtin_dialogs: bool,
 }
 
 impl WarpscopeApp {
@@ -196,6 +206,9 @@ impl WarpscopeApp {
             live: LiveLab::default(),
             saving: Vec::new(),
             save_target: None,
+            dialog_started: None,
+            browser: None,
+            builtin_dialogs: !system_dialog_available(),
         };
         app.open_all(files, ctx);
         app
@@ -357,10 +370,29 @@ impl WarpscopeApp {
         }
     }
 
+    /// The folder a file browser starts in: that of the most recent file, else the current one.
+    fn browse_from(&self) -> PathBuf {
+        self.recent
+            .first()
+            .and_then(|p| p.parent())
+            .filter(|d| d.is_dir())
+            .map(Path::to_path_buf)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_else(|| PathBuf::from("."))
+    }
+
     fn open_dialog(&mut self, ctx: &egui::Context) {
-        if self.dialog.is_some() {
+        if self.dialog.is_some() || self.browser.is_some() {
             return;
         }
+        if self.builtin_dialogs {
+            self.browser = Some((
+                FileBrowser::new(BrowserMode::Open, self.browse_from()),
+                None,
+            ));
+            return;
+        }
+        self.dialog_started = Some(std::time::Instant::now());
         let (tx, rx) = channel();
         let ctx = ctx.clone();
         // The native dialog blocks; run it on its own thread so the window keeps drawing.
@@ -441,6 +473,11 @@ impl WarpscopeApp {
             .trim_end_matches(".gz")
             .trim_end_matches(".json")
             .to_string();
+        if self.builtin_dialogs {
+            let mode = BrowserMode::Save(format!("{stem}.json.gz"));
+            self.browser = Some((FileBrowser::new(mode, self.browse_from()), Some(index)));
+            return;
+        }
         let (tx, rx) = channel();
         let ctx = ctx.clone();
         let spawned = std::thread::Builder::new()
@@ -474,9 +511,50 @@ impl WarpscopeApp {
         let Some(rx) = &self.dialog else { return };
         if let Ok(files) = rx.try_recv() {
             self.dialog = None;
+            let quick = self
+                .dialog_started
+                .take()
+                .is_some_and(|t| t.elapsed() < std::time::Duration::from_millis(300));
+            if files.is_empty() && quick {
+                // Nothing answered (no desktop portal): use warpscope's own browser from now on.
+                self.builtin_dialogs = true;
+                let mut browser = FileBrowser::new(BrowserMode::Open, self.browse_from());
+                browser.note = Some(
+                    "The system file dialog did not open (no desktop portal answered); this is \
+                     warpscope's own."
+                        .to_string(),
+                );
+                self.browser = Some((browser, None));
+                return;
+            }
             for f in files {
                 self.open(f, ctx);
             }
+        }
+    }
+
+    /// warpscope's own file browser, while it is open.
+    fn browser_ui(&mut self, ctx: &egui::Context) {
+        let Some((browser, save)) = &mut self.browser else {
+            return;
+        };
+        let save = *save;
+        let Some(outcome) = browser.ui(ctx) else {
+            return;
+        };
+        self.browser = None;
+        match (outcome, save) {
+            (BrowserOutcome::Open(files), _) => {
+                if files.len() > 1 {
+                    self.open_all(files, ctx);
+                } else {
+                    for f in files {
+                        self.open(f, ctx);
+                    }
+                }
+            }
+            (BrowserOutcome::Save(path), Some(index)) => self.save_profile_as(index, path),
+            _ => {}
         }
     }
 
@@ -954,6 +1032,7 @@ impl eframe::App for WarpscopeApp {
         }
         self.take_dropped_files(&ctx);
         self.poll_dialog(&ctx);
+        self.browser_ui(&ctx);
         self.poll_saves();
         if ctx.input_mut(|i| i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::O)))
         {
