@@ -104,7 +104,7 @@ pub fn run(opts: &GuiOptions) -> Result<ExitCode> {
             }
         },
     };
-    let screenshot = outcome.map_err(|e| anyhow!("cannot open the window: {e}"))?;
+    let screenshot = outcome.map_err(|e| anyhow!("{}", window_error_text(&e)))?;
     match (&opts.screenshot, screenshot) {
         (None, _) => Ok(ExitCode::SUCCESS),
         (Some(path), Some(Ok(()))) => {
@@ -116,6 +116,37 @@ pub fn run(opts: &GuiOptions) -> Result<ExitCode> {
             "{}: the window closed before the screenshot was taken",
             path.display()
         )),
+    }
+}
+
+/// What went wrong opening the window, for a person: which display, the system's own words
+/// without the source path winit puts in front of them, and what to try.
+fn window_error_text(e: &eframe::Error) -> String {
+    let raw = e.to_string();
+    // `winit EventLoopError: os error at /root/.cargo/registry/.../mod.rs:788: Failed to ...`
+    let reason = raw
+        .rsplit_once(".rs:")
+        .and_then(|(_, rest)| rest.split_once(": ").map(|(_, why)| why.to_string()))
+        .unwrap_or(raw);
+    match e {
+        eframe::Error::WinitEventLoop(_) | eframe::Error::Winit(_) => {
+            let display = std::env::var("WAYLAND_DISPLAY")
+                .ok()
+                .filter(|d| !d.is_empty())
+                .map(|d| format!("the Wayland display {d}"))
+                .or_else(|| {
+                    std::env::var("DISPLAY")
+                        .ok()
+                        .filter(|d| !d.is_empty())
+                        .map(|d| format!("the X display {d}"))
+                })
+                .unwrap_or_else(|| "the display".to_string());
+            format!(
+                "cannot open a window on {display}: {reason}. Is a display server running \
+                 there? `warpscope summary FILE` prints the tables without a window."
+            )
+        }
+        _ => format!("cannot open the window: {reason}"),
     }
 }
 

@@ -444,3 +444,21 @@ fn summary_tables_shorten_long_names() {
         .unwrap();
     assert!(whole > 200, "JSON names are whole ({whole} characters)");
 }
+
+/// A display that does not answer gives one line naming it, without winit's source path.
+#[test]
+fn a_display_that_does_not_answer_is_named() {
+    let o = Command::new(env!("CARGO_BIN_EXE_warpscope"))
+        .arg("sample_profiles/alexnet_b8.pt.trace.json.gz")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("DISPLAY", ":97")
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("WAYLAND_SOCKET")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("cannot open a window on the X display :97"), "{err}");
+    assert!(!err.contains(".cargo/registry"), "{err}");
+    assert!(err.contains("warpscope summary FILE"), "{err}");
+}
