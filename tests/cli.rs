@@ -458,7 +458,10 @@ fn a_display_that_does_not_answer_is_named() {
         .unwrap();
     assert!(!o.status.success());
     let err = stderr(&o);
-    assert!(err.contains("cannot open a window on the X display :97"), "{err}");
+    assert!(
+        err.contains("cannot open a window on the X display :97"),
+        "{err}"
+    );
     assert!(!err.contains(".cargo/registry"), "{err}");
     assert!(err.contains("warpscope summary FILE"), "{err}");
 }

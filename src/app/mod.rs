@@ -849,14 +849,19 @@ impl WarpscopeApp {
     /// range header and tables on the left (so selecting never moves the timeline).
     fn profile_ui(tab: &mut Tab, ui: &mut egui::Ui) {
         let profile = Arc::clone(&tab.profile);
-        let share = if tab.bottom == BottomView::Insights {
+        // The tables (or insights) get what the timeline does not need, within 38-70% of the
+        // height (more for insights): a short timeline leaves no empty band above them.
+        let available = ui.available_height();
+        let least = if tab.bottom == BottomView::Insights {
             0.5
         } else {
             0.38
         };
+        let timeline_needs = tab.timeline.content_height(&profile) + 16.0;
+        let bottom = (available - timeline_needs).clamp(available * least, available * 0.7);
         egui::Panel::bottom("tables")
             .resizable(true)
-            .default_size(ui.available_height() * share)
+            .default_size(bottom)
             .show(ui, |ui| {
                 egui::Panel::right("details")
                     .resizable(true)

@@ -205,6 +205,14 @@ impl TimelineState {
         s
     }
 
+    /// The height the timeline needs to show every lane without scrolling (time axis included),
+    /// in points: the app gives the rest of the window to the tables.
+    pub fn content_height(&mut self, profile: &Profile) -> f32 {
+        let collapsed = self.collapsed.clone();
+        let cache = self.cache(profile);
+        layout::place(&cache.groups, &collapsed).height + AXIS_HEIGHT
+    }
+
     /// Shows the GPU activity when it fills less than half of the run (an nvprof trace whose
     /// kernels sit in the last 5% of a long CPU run would otherwise open on empty lanes).
     fn fit_gpu_activity_if_small(&mut self, profile: &Profile) {
