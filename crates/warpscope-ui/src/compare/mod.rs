@@ -767,12 +767,17 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
     let legend = || Legend::default().follow_insertion_order(true);
     match &c.sweep {
         Some(key) => {
-            let runs: Vec<(f64, usize)> = c
+            let raw: Vec<(f64, usize)> = c
                 .runs
                 .iter()
                 .enumerate()
                 .filter_map(|(i, r)| r.sweep_value.map(|x| (x, i)))
                 .collect();
+            // Sweeps span powers of two (batch 8 to 128, 1 to 8 GPUs): a log2 axis spaces them
+            // evenly, with a tick at each power of two.
+            let axis = SweepAxis::of(&raw);
+            let runs: Vec<(f64, usize)> = raw.iter().map(|&(x, i)| (axis.x(x), i)).collect();
+            let x_label = axis.label(key);
             let series = |f: &dyn Fn(usize) -> Option<f64>| -> Vec<[f64; 2]> {
                 let mut v: Vec<[f64; 2]> = runs
                     .iter()
@@ -789,10 +794,10 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
             let sample = series(&|i| c.runs[i].time_per_sample_ns.map(|t| t / 1e3));
             ui.columns(2, |cols| {
                 cols[0].strong(format!("Time per step and GPU time against {key}"));
-                Plot::new("compare_step_scaling")
+                axis.apply(Plot::new("compare_step_scaling"))
                     .height(height)
                     .legend(legend())
-                    .x_axis_label(key.clone())
+                    .x_axis_label(x_label.clone())
                     .y_axis_label("ms")
                     .show(&mut cols[0], |plot| {
                         for (name, pts, color) in [
@@ -807,10 +812,10 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
                         }
                     });
                 cols[1].strong(format!("Time per sample against {key}"));
-                Plot::new("compare_sample_scaling")
+                axis.apply(Plot::new("compare_sample_scaling"))
                     .height(height)
                     .legend(legend())
-                    .x_axis_label(key.clone())
+                    .x_axis_label(x_label.clone())
                     .y_axis_label("µs")
                     .include_y(0.0)
                     .show(&mut cols[1], |plot| {
@@ -832,10 +837,10 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
             });
             ui.columns(2, |cols| {
                 cols[0].strong(format!("Top kernels' time against {key}"));
-                Plot::new("compare_kernel_scaling")
+                axis.apply(Plot::new("compare_kernel_scaling"))
                     .height(height)
                     .legend(legend())
-                    .x_axis_label(key.clone())
+                    .x_axis_label(x_label.clone())
                     .y_axis_label("ms")
                     .show(&mut cols[0], |plot| {
                         for (slot, (&k, name)) in top.iter().zip(&names).enumerate() {
@@ -868,6 +873,66 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
             ui.strong("Top kernels: time per run");
             top_kernel_bars_ui(ui, c, &top, &names, height);
         }
+    }
+}
+
+/// The x axis of the scaling charts: linear, or log2 with a tick at each power of two when the
+/// swept values are positive and span a factor of 4 or more.
+#[derive(Clone, Copy)]
+struct SweepAxis {
+    /// log2 of the smallest and largest value, when the axis is log2.
+    log2: Option<(f64, f64)>,
+}
+
+impl SweepAxis {
+    fn of(values: &[(f64, usize)]) -> Self {
+        let lo = values.iter().map(|v| v.0).fold(f64::INFINITY, f64::min);
+        let hi = values.iter().map(|v| v.0).fold(f64::NEG_INFINITY, f64::max);
+        Self {
+            log2: (lo > 0.0 && hi / lo >= 4.0).then(|| (lo.log2(), hi.log2())),
+        }
+    }
+
+    fn x(self, value: f64) -> f64 {
+        if self.log2.is_some() {
+            value.log2()
+        } else {
+            value
+        }
+    }
+
+    fn label(self, key: &str) -> String {
+        if self.log2.is_some() {
+            format!("{key} (log scale)")
+        } else {
+            key.to_string()
+        }
+    }
+
+    fn apply<'a>(self, plot: Plot<'a>) -> Plot<'a> {
+        let Some((lo, hi)) = self.log2 else {
+            return plot;
+        };
+        #[allow(clippy::cast_possible_truncation)]
+        let (first, last) = (lo.floor() as i32, hi.ceil() as i32);
+        plot.x_grid_spacer(move |_| {
+            (first..=last)
+                .map(|p| GridMark {
+                    value: f64::from(p),
+                    step_size: 1.0,
+                })
+                .collect()
+        })
+        .x_axis_formatter(|mark, _| {
+            let v = 2f64.powf(mark.value);
+            if (v - v.round()).abs() < 1e-6 {
+                format!("{}", v.round())
+            } else {
+                format!("{v:.2}")
+            }
+        })
+        .include_x(lo - 0.25)
+        .include_x(hi + 0.25)
     }
 }
 
