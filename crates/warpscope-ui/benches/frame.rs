@@ -133,7 +133,7 @@ fn measure_utilisation(label: &str, profile: &Profile, whole: TimeRange) {
                 ..egui::RawInput::default()
             };
             let t = Instant::now();
-            let out = ctx.run_ui(input, |ui| {
+            let mut out = ctx.run_ui(input, |ui| {
                 let painter = ui.painter();
                 for (i, act) in activity.iter().enumerate() {
                     #[allow(clippy::cast_precision_loss)]
@@ -144,6 +144,7 @@ fn measure_utilisation(label: &str, profile: &Profile, whole: TimeRange) {
                 }
             });
             ui_ms.push(ms(t));
+            out.textures_delta.clear();
             shapes = out.shapes.len();
             let t = Instant::now();
             drop(ctx.tessellate(out.shapes, out.pixels_per_point));
@@ -173,7 +174,7 @@ fn run_frame(
         )),
         ..egui::RawInput::default()
     };
-    ctx.run_ui(input, |ui| {
+    let mut out = ctx.run_ui(input, |ui| {
         egui::Panel::bottom("tables")
             .exact_size(400.0)
             .show(ui, |ui| {
@@ -183,7 +184,10 @@ fn run_frame(
         egui::CentralPanel::default().show(ui, |ui| {
             let _ = timeline_ui(ui, profile, state, selection);
         });
-    })
+    });
+    // No renderer takes the font atlas here (debug builds check that someone did).
+    out.textures_delta.clear();
+    out
 }
 
 fn ms(t: Instant) -> f64 {
