@@ -21,13 +21,22 @@ const COMM: Color32 = Color32::from_rgb(0xa0, 0x6c, 0xd5);
 /// Colour of memory (copy and set) time.
 const MEMORY: Color32 = Color32::from_rgb(0x3f, 0x9f, 0xb0);
 
+/// What an analysis was computed for: the profile (address, event count) and the range.
+type AnalysisKey = ((usize, usize), TimeRange);
+
 /// What the panel keeps between frames: the analysis of the last range it showed.
 #[derive(Default)]
 pub struct InsightsState {
-    key: Option<((usize, usize), TimeRange)>,
+    key: Option<AnalysisKey>,
     insights: Option<Insights>,
     computations: u64,
+    /// A range that changed and when (egui time, s): it is analysed once it has held still for
+    /// [`SETTLE_S`], so dragging a range does not re-run the whole analysis every frame.
+    pending: Option<(AnalysisKey, f64)>,
 }
+
+/// How long a new range must hold still before it is analysed, in seconds.
+pub const SETTLE_S: f64 = 0.15;
 
 impl InsightsState {
     /// The insights on display, once computed.
@@ -40,16 +49,39 @@ impl InsightsState {
         self.computations
     }
 
-    fn refresh(&mut self, profile: &Profile, range: TimeRange) {
+    /// True while a new range waits to be analysed (the panel still shows the last one).
+    pub fn updating(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    fn refresh(&mut self, ctx: &egui::Context, profile: &Profile, range: TimeRange) {
         let key = (
             (std::ptr::from_ref(profile) as usize, profile.event_count()),
             range,
         );
-        if self.key != Some(key) {
-            self.insights = Some(analyze(profile, range, &AnalyzeOptions::default()));
-            self.key = Some(key);
-            self.computations += 1;
+        if self.key == Some(key) {
+            self.pending = None;
+            return;
         }
+        // A new profile is analysed at once; a new range of the same profile once it settles.
+        let same_profile = self.key.is_some_and(|k| k.0 == key.0);
+        let now = ctx.input(|i| i.time);
+        let since = match self.pending {
+            Some((k, t)) if k == key => t,
+            _ => now,
+        };
+        if same_profile && now - since < SETTLE_S {
+            self.pending = Some((key, since));
+            #[allow(clippy::cast_possible_truncation)]
+            ctx.request_repaint_after(std::time::Duration::from_secs_f64(
+                (SETTLE_S - (now - since)).max(0.01),
+            ));
+            return;
+        }
+        self.insights = Some(analyze(profile, range, &AnalyzeOptions::default()));
+        self.key = Some(key);
+        self.pending = None;
+        self.computations += 1;
     }
 }
 
@@ -86,7 +118,7 @@ pub fn insights_ui(
     selection: &mut Selection,
 ) {
     let range = selection.range.unwrap_or(TimeRange::ALL);
-    state.refresh(profile, range);
+    state.refresh(ui.ctx(), profile, range);
     let Some(ins) = state.insights.as_ref() else {
         return;
     };
@@ -101,6 +133,9 @@ pub fn insights_ui(
             )
         };
         ui.strong(format!("Why is it slow? Over {scope}"));
+        if state.updating() {
+            ui.weak("(updating…)");
+        }
         ui.checkbox(
             &mut timeline.show_idle_causes,
             "Colour idle time by cause on the timeline",

@@ -116,8 +116,15 @@ fn a_selected_range_is_analysed_once_and_the_toggle_reaches_the_timeline() {
     let mut h = harness();
     let step = warpscope_core::analysis::compare::step_range(alexnet(), 3).unwrap();
     h.state_mut().selection.range = Some(step);
-    h.run();
-    h.run();
+    h.step();
+    // A new range is analysed once it holds still (dragging does not re-run it every frame).
+    assert!(h.state().insights.updating());
+    assert_eq!(h.state().insights.computations(), 1);
+    h.get_by_label_contains("updating");
+    for _ in 0..30 {
+        h.step();
+    }
+    assert!(!h.state().insights.updating());
     assert_eq!(
         h.state().insights.computations(),
         2,
