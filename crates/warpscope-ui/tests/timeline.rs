@@ -503,3 +503,62 @@ fn a_run_opens_on_its_gpu_activity_when_that_is_a_small_part() {
     let view = TimelineState::new(&busy).visible_range();
     assert!(view.start_ns <= 0 && view.end_ns >= 100_000_000, "{view:?}");
 }
+
+/// The details of an API call name it as the tables do (no `_v3020` suffix), and a Kineto
+/// occupancy of 0 reads "not estimated", not "0 %".
+#[test]
+fn details_name_api_calls_as_the_tables_and_do_not_invent_an_occupancy() {
+    use warpscope_core::model::{ApiInfo, Format, GpuLane, KernelInfo, TraceId};
+    use warpscope_core::{ProfileBuilder, TrackKey};
+    let mut b = ProfileBuilder::new("x.sqlite".into(), Format::NsysSqlite);
+    b.origin_raw_ns = Some(0);
+    let cpu = b.track(TrackKey::Thread {
+        pid: TraceId::Int(1),
+        tid: TraceId::Int(1),
+    });
+    let gpu = b.track(TrackKey::Gpu {
+        device: 0,
+        context: 1,
+        stream: 7,
+        lane: GpuLane::Work,
+    });
+    let sync = b.intern("cudaDeviceSynchronize_v3020");
+    let k = b.intern("kernel");
+    b.push_api(
+        cpu,
+        0,
+        1_000,
+        sync,
+        EventKind::Runtime,
+        ApiInfo::default(),
+        0,
+    );
+    let info = KernelInfo {
+        occupancy_pct: Some(0.0),
+        ..KernelInfo::default()
+    };
+    b.push_kernel(gpu, 2_000, 1_000, k, info, 0);
+    let profile: &'static Profile = Box::leak(Box::new(b.finish()));
+    let mut h = harness(profile);
+    let find = |kind: EventKind| {
+        let (t, track) = profile
+            .tracks
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.events.kind.contains(&kind))
+            .unwrap();
+        let i = track.events.kind.iter().position(|&x| x == kind).unwrap();
+        EventRef {
+            track: u32::try_from(t).unwrap(),
+            index: u32::try_from(i).unwrap(),
+        }
+    };
+    h.state_mut().selection.event = Some(find(EventKind::Runtime));
+    h.run();
+    h.get_by_label("cudaDeviceSynchronize");
+    assert!(h.query_by_label_contains("_v3020").is_none());
+    h.state_mut().selection.event = Some(find(EventKind::Kernel));
+    h.run();
+    h.get_by_label("achieved not estimated");
+    assert!(h.query_by_label_contains("0 %").is_none());
+}
