@@ -9,7 +9,9 @@
 
 use std::path::Path;
 
-use warpscope_core::analysis::{gpu_busy_ns, gpu_total_ns, summary_report};
+use warpscope_core::analysis::{
+    AnalyzeOptions, analyze, gpu_busy_ns, gpu_total_ns, summary_report,
+};
 use warpscope_core::model::{NO_PARENT, Profile};
 use warpscope_core::{Input, Progress, TimeRange, import};
 
@@ -177,6 +179,23 @@ pub fn check_profile(profile: &Profile) {
     assert!(total >= 0, "GPU total {total} ns < 0");
     for (device, busy) in gpu_busy_ns(profile, TimeRange::ALL) {
         assert!(busy >= 0, "device {device}: GPU busy {busy} ns < 0");
+    }
+    // The insight layer (`warpscope analyze`): its sums must hold on any file.
+    let insights = analyze(profile, TimeRange::ALL, &AnalyzeOptions::default());
+    for d in &insights.devices {
+        let b = &d.idle_breakdown;
+        assert_eq!(
+            d.compute_ns + d.comm_ns + d.memory_ns + d.idle_ns,
+            d.window_ns,
+            "device {}: the categories do not sum to the window",
+            d.device
+        );
+        assert_eq!(
+            b.host_wait_ns + b.kernel_wait_ns + b.other_ns,
+            d.idle_ns,
+            "device {}: the idle causes do not sum to idle",
+            d.device
+        );
     }
     let report = summary_report(profile, TimeRange::ALL, None);
     assert!(

@@ -70,7 +70,7 @@ impl WeightedMean {
         #[allow(clippy::cast_precision_loss)]
         let w = weight_ns as f64;
         self.sum += value * w;
-        self.weight += weight_ns;
+        self.weight = self.weight.saturating_add(weight_ns);
     }
 
     /// The mean, if anything was added.
@@ -117,12 +117,12 @@ fn device_breakdown(profile: &Profile, acts: &[Activity], buckets: usize) -> Dev
         let dur = a.end_ns - a.start_ns;
         match a.kind {
             EventKind::Kernel => {
-                kernel_ns += dur;
+                kernel_ns = kernel_ns.saturating_add(dur);
                 let name = profile.str(
                     profile.tracks[a.event.track as usize].events.name[a.event.index as usize],
                 );
                 if uses_tensor_cores(name) {
-                    tensor_core_ns += dur;
+                    tensor_core_ns = tensor_core_ns.saturating_add(dur);
                 }
                 if let Some(o) = event_occupancy(profile, a) {
                     theoretical.add(o.occupancy_pct, dur);

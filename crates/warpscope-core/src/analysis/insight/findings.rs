@@ -245,9 +245,11 @@ fn pageable_copies(
             _ => continue,
         };
         let s = &mut stats[dir][pinned];
-        s.0 += a.end_ns - a.start_ns;
-        s.1 += info.bytes.unwrap_or(0);
-        s.2 += track.events.dur_ns[a.event.index as usize];
+        // Saturating: a hostile file can hold sizes and durations whose sums overflow.
+        s.0 = s.0.saturating_add(a.end_ns - a.start_ns);
+        s.1 = s.1.saturating_add(info.bytes.unwrap_or(0));
+        s.2 =
+            s.2.saturating_add(track.events.dur_ns[a.event.index as usize]);
         if pinned == 0 {
             events.push((a.end_ns - a.start_ns, a.event));
         }
@@ -268,7 +270,7 @@ fn pageable_copies(
             Some(bw) => (bw, "measured in this profile"),
             None => (pageable_bw * PINNED_SPEEDUP_ASSUMED, "assumed 2×"),
         };
-        time += pageable.0;
+        time = time.saturating_add(pageable.0);
         if pinned_bw > pageable_bw {
             #[allow(clippy::cast_precision_loss)]
             let saved = pageable.0 as f64 * (1.0 - pageable_bw / pinned_bw);
@@ -364,7 +366,7 @@ fn no_tensor_cores(
     let mut events = Vec::new();
     for a in acts.iter().filter(|a| a.kind == EventKind::Kernel) {
         if is_fp32_gemm_off_tensor_cores(name_of(profile, a.event)) {
-            time += a.end_ns - a.start_ns;
+            time = time.saturating_add(a.end_ns - a.start_ns);
             events.push((a.end_ns - a.start_ns, a.event));
         }
     }
@@ -429,7 +431,7 @@ fn blocking_sync(profile: &Profile, range: TimeRange, ins: &Insights) -> Option<
             }
             let clipped = ev.end_ns(i).min(range.end_ns) - ev.start_ns[i].max(range.start_ns);
             if clipped > 0 {
-                time += clipped;
+                time = time.saturating_add(clipped);
                 calls.push((clipped, super::event_ref(t, i)));
             }
         }
@@ -458,7 +460,7 @@ fn blocking_sync(profile: &Profile, range: TimeRange, ins: &Insights) -> Option<
 }
 
 fn low_occupancy(ins: &Insights) -> Vec<Finding> {
-    let kernel_ns: i64 = ins.kernels.iter().map(|k| k.total_ns).sum();
+    let kernel_ns = crate::analysis::saturating_sum(ins.kernels.iter().map(|k| k.total_ns));
     let mut out = Vec::new();
     for k in ins.kernels.iter().take(LOW_OCCUPANCY_TOP_KERNELS) {
         // Tensor Core GEMMs keep big tiles in registers and shared memory: low occupancy is

@@ -23,9 +23,11 @@ pub struct IdleBreakdown {
 impl IdleBreakdown {
     fn add(&mut self, cause: GapCause, dur_ns: i64) {
         match cause {
-            GapCause::HostWait => self.host_wait_ns += dur_ns,
-            GapCause::KernelWait => self.kernel_wait_ns += dur_ns,
-            GapCause::Other => self.other_ns += dur_ns,
+            GapCause::HostWait => self.host_wait_ns = self.host_wait_ns.saturating_add(dur_ns),
+            GapCause::KernelWait => {
+                self.kernel_wait_ns = self.kernel_wait_ns.saturating_add(dur_ns);
+            }
+            GapCause::Other => self.other_ns = self.other_ns.saturating_add(dur_ns),
         }
     }
 }
@@ -262,7 +264,7 @@ pub(crate) fn idle_analysis(
             let operator = call.and_then(|c| gap_operator(profile, c, start));
             if cause == GapCause::HostWait {
                 let e = by_op.entry(operator).or_default();
-                e.0 += dur;
+                e.0 = e.0.saturating_add(dur);
                 e.1 += 1;
             }
             if cause != GapCause::Other
@@ -270,7 +272,7 @@ pub(crate) fn idle_analysis(
                     .iter()
                     .any(|a| launch.is_launch_bound(profile, a))
             {
-                bound_ns += dur;
+                bound_ns = bound_ns.saturating_add(dur);
             }
             all_gaps.push(Gap {
                 device,
@@ -291,7 +293,7 @@ pub(crate) fn idle_analysis(
                 profile.str(ev.name[e.index as usize]).to_string()
             });
             let entry = by_name.entry(name).or_default();
-            entry.0 += t;
+            entry.0 = entry.0.saturating_add(t);
             entry.1 += n;
         }
         let mut ops: Vec<HostWaitOp> = by_name

@@ -67,12 +67,12 @@ pub(crate) fn kernel_insights(
         let g = groups.entry(name).or_default();
         let dur = a.end_ns - a.start_ns;
         g.calls += 1;
-        g.total_ns += dur;
+        g.total_ns = g.total_ns.saturating_add(dur);
         if let Some(o) = event_occupancy(profile, a) {
             g.theoretical.add(o.occupancy_pct, dur);
             let text = o.limiter_text();
             match g.limiter_ns.iter_mut().find(|(l, _)| *l == text) {
-                Some(entry) => entry.1 += dur,
+                Some(entry) => entry.1 = entry.1.saturating_add(dur),
                 None => g.limiter_ns.push((text, dur)),
             }
         }

@@ -78,7 +78,7 @@ pub(crate) fn launch_stats(
     let mut delays = Vec::new();
     for a in acts.iter().filter(|a| a.kind == EventKind::Kernel) {
         stats.kernels += 1;
-        stats.kernel_ns += a.end_ns - a.start_ns;
+        stats.kernel_ns = stats.kernel_ns.saturating_add(a.end_ns - a.start_ns);
         let Some(&call) = launches.get(&a.event) else {
             continue;
         };
@@ -104,7 +104,7 @@ pub(crate) fn launch_stats(
     for a in acts {
         if stats.is_launch_bound(profile, a) {
             stats.launch_bound_kernels += 1;
-            stats.launch_bound_ns += a.end_ns - a.start_ns;
+            stats.launch_bound_ns = stats.launch_bound_ns.saturating_add(a.end_ns - a.start_ns);
         }
     }
     stats.launch_bound_pct = crate::analysis::pct(stats.launch_bound_ns, stats.kernel_ns);

@@ -181,8 +181,8 @@ pub fn analyze(profile: &Profile, range: TimeRange, opts: &AnalyzeOptions) -> In
             d.idle_breakdown = b.1;
         }
     }
-    let kernel_ns: i64 = devices.iter().map(|d| d.kernel_ns).sum();
-    let tensor_ns: i64 = devices.iter().map(|d| d.tensor_core_ns).sum();
+    let kernel_ns = crate::analysis::saturating_sum(devices.iter().map(|d| d.kernel_ns));
+    let tensor_ns = crate::analysis::saturating_sum(devices.iter().map(|d| d.tensor_core_ns));
     let mut insights = Insights {
         tensor_core_pct: super::pct(tensor_ns, kernel_ns),
         devices,
