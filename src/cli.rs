@@ -26,7 +26,8 @@ pub struct Cli {
     command: Option<Command>,
     /// Profiles to open in the viewer.
     files: Vec<PathBuf>,
-    /// Open FILE... as one comparison of runs (the first is the baseline).
+    /// Open FILE... as one comparison of runs (shown in the order of the swept number, batch
+    /// or GPU count, the smallest the baseline; otherwise the first given).
     #[arg(long)]
     compare: bool,
     /// Show the Insights panel (why the GPU is not busy) below each profile's timeline.
