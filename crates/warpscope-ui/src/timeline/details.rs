@@ -120,11 +120,7 @@ pub(super) fn tooltip_ui(ui: &mut egui::Ui, profile: &Profile, state: &TimelineS
             end_ns,
         } => {
             ui.strong(format!("GPU {device} utilisation"));
-            if let Some(act) = state
-                .cache
-                .as_ref()
-                .and_then(|c| c.activity.iter().find(|a| a.device == device))
-            {
+            if let Some(act) = state.cache.as_ref().and_then(|c| c.activity_of(device)) {
                 let t = act.time_in(start_ns, end_ns);
                 ui.label(super::utilisation::describe(&t, start_ns, end_ns));
             }

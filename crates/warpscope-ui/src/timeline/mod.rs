@@ -125,6 +125,14 @@ impl ProfileCache {
         }
     }
 
+    /// The busy time and idle causes of `device` (the list is sorted by device).
+    fn activity_of(&self, device: u32) -> Option<&DeviceActivity> {
+        self.activity
+            .binary_search_by_key(&device, |a| a.device)
+            .ok()
+            .map(|k| &self.activity[k])
+    }
+
     /// Per track, the indices of the events named `name` (computed once per name).
     fn occurrences(&mut self, profile: &Profile, name: StrId) -> &[Vec<u32>] {
         if self.occurrences.as_ref().is_none_or(|(n, _)| *n != name) {
@@ -640,7 +648,7 @@ pub fn timeline_ui(
             );
             match lane.content {
                 LaneContent::Utilisation(device) => {
-                    let Some(act) = cache.activity.iter().find(|a| a.device == device) else {
+                    let Some(act) = cache.activity_of(device) else {
                         continue;
                     };
                     let r = Rect::from_min_max(

@@ -111,7 +111,11 @@ pub(crate) fn findings(
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     for d in &ins.devices {
-        let dev_acts: Vec<&Activity> = acts.iter().filter(|a| a.device == d.device).collect();
+        // `acts` is sorted by device: this device's slice, found by binary search (a file with
+        // thousands of devices must not make this quadratic).
+        let lo = acts.partition_point(|a| a.device < d.device);
+        let hi = acts.partition_point(|a| a.device <= d.device);
+        let dev_acts: Vec<&Activity> = acts[lo..hi].iter().collect();
         let gaps_of = |cause: GapCause| -> Vec<EventRef> {
             ins.gaps
                 .iter()
@@ -124,13 +128,15 @@ pub(crate) fn findings(
         if at_least(hw, w, HOST_WAIT_MIN_PCT) {
             // The operator the GPU waited on most; a training-step range means the thread was
             // between operators (Python or framework overhead).
-            let top = ins.host_wait_ops.iter().find(|o| {
-                o.device == d.device
-                    && !o
-                        .operator
+            let first = ins.host_wait_ops.partition_point(|o| o.device < d.device);
+            let top = ins.host_wait_ops[first..]
+                .iter()
+                .take_while(|o| o.device == d.device)
+                .find(|o| {
+                    !o.operator
                         .as_deref()
                         .is_some_and(crate::analysis::compare::is_step_name)
-            });
+                });
             let under = match top {
                 Some(op) => format!(
                     "; the most, {}, while the launching thread was in `{}`",
@@ -325,9 +331,8 @@ fn launch_bound(
         .map(|a| a.event)
         .collect();
     let gap_ns = launch_bound_gap_ns
-        .iter()
-        .find(|(dev, _)| *dev == d.device)
-        .map_or(0, |&(_, ns)| ns);
+        .binary_search_by_key(&d.device, |&(dev, _)| dev)
+        .map_or(0, |k| launch_bound_gap_ns[k].1);
     let count_pct = pct(bound.len() as i64, kernels.len() as i64);
     if count_pct < LAUNCH_BOUND_MIN_KERNELS_PCT
         || !at_least(gap_ns, d.window_ns, LAUNCH_BOUND_MIN_GAP_PCT)

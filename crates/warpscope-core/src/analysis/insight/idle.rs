@@ -175,7 +175,9 @@ fn innermost_operator(profile: &Profile, track: u32, t_ns: i64) -> Option<EventR
     let ev = &profile.tracks.get(track as usize)?.events;
     let upto = ev.start_ns.partition_point(|&s| s <= t_ns);
     let mut at = u32::try_from(upto.checked_sub(1)?).ok()?;
-    loop {
+    // Real stacks are a few dozen deep; the bound keeps a pathological file (a million nested
+    // ranges) from making every gap walk all of them.
+    for _ in 0..MAX_STACK_WALK {
         let i = at as usize;
         if is_operator(ev.kind[i]) && ev.start_ns[i] <= t_ns && t_ns < ev.end_ns(i) {
             return Some(EventRef { track, index: at });
@@ -185,7 +187,11 @@ fn innermost_operator(profile: &Profile, track: u32, t_ns: i64) -> Option<EventR
             return None;
         }
     }
+    None
 }
+
+/// The most enclosing events [`innermost_operator`] looks through.
+const MAX_STACK_WALK: usize = 1_024;
 
 /// The operator the launching thread was in during a gap starting at `gap_start`.
 fn gap_operator(profile: &Profile, call: EventRef, gap_start: i64) -> Option<EventRef> {

@@ -176,10 +176,10 @@ pub fn analyze(profile: &Profile, range: TimeRange, opts: &AnalyzeOptions) -> In
     let kernels = kernels::kernel_insights(profile, &acts, &launches, &launch);
     let mut devices = breakdown::device_breakdowns(profile, &acts, opts.buckets);
     let idle = idle::idle_analysis(profile, &acts, &launches, &launch, opts);
-    for d in &mut devices {
-        if let Some(b) = idle.device.iter().find(|(dev, _)| *dev == d.device) {
-            d.idle_breakdown = b.1;
-        }
+    // Both lists hold the devices in the same (ascending) order.
+    for (d, (device, breakdown)) in devices.iter_mut().zip(&idle.device) {
+        debug_assert_eq!(d.device, *device);
+        d.idle_breakdown = *breakdown;
     }
     let kernel_ns = crate::analysis::saturating_sum(devices.iter().map(|d| d.kernel_ns));
     let tensor_ns = crate::analysis::saturating_sum(devices.iter().map(|d| d.tensor_core_ns));

@@ -496,3 +496,31 @@ fn communication_is_told_by_name() {
     assert!(is_communication("RCCL_AllReduce"));
     assert!(!is_communication("volta_sgemm_128x64_nn"));
 }
+
+/// Thousands of devices (a hostile or merged file) give a row each with the right figures; the
+/// per-device lookups are binary searches, so this stays linear.
+#[test]
+fn thousands_of_devices_each_get_their_breakdown() {
+    let mut b = ProfileBuilder::new("many.json".into(), Format::ChromeJson);
+    b.origin_raw_ns = Some(0);
+    let k = b.intern("k");
+    for device in 0..5_000u32 {
+        let t = b.track(TrackKey::Gpu {
+            device,
+            context: 1,
+            stream: 7,
+            lane: GpuLane::Work,
+        });
+        b.push_kernel(t, 0, 100, k, KernelInfo::default(), 0);
+        b.push_kernel(t, 300, 100, k, KernelInfo::default(), 0);
+    }
+    let p = b.finish();
+    let ins = analyze(&p, TimeRange::ALL, &AnalyzeOptions::default());
+    assert_eq!(ins.devices.len(), 5_000);
+    for (i, d) in ins.devices.iter().enumerate() {
+        assert_eq!(d.device, u32::try_from(i).unwrap());
+        assert_eq!((d.window_ns, d.busy_ns, d.idle_ns), (400, 200, 200));
+        // No launching calls: the 200 ns gap is short, kernel wait.
+        assert_eq!(d.idle_breakdown.kernel_wait_ns, 200);
+    }
+}
