@@ -177,6 +177,12 @@ pub fn insights_ui(
                 l.graph_launches,
                 ins.tensor_core_pct
             ));
+            if ins.streams.len() > 1 {
+                ui.add_space(6.0);
+                egui::CollapsingHeader::new("Idle time per stream")
+                    .default_open(false)
+                    .show(ui, |ui| streams_ui(ui, &ins.streams));
+            }
             if !ins.gaps.is_empty() {
                 ui.add_space(6.0);
                 ui.strong("Largest idle gaps");
@@ -311,6 +317,46 @@ fn finding_ui(
     ui.label(&f.message);
     ui.add_space(3.0);
     zoom
+}
+
+/// Each stream's window, busy share and idle causes.
+fn streams_ui(ui: &mut Ui, streams: &[warpscope_core::analysis::insight::StreamIdle]) {
+    egui::Grid::new("insight_streams")
+        .striped(true)
+        .num_columns(7)
+        .show(ui, |ui| {
+            for h in [
+                "GPU",
+                "stream",
+                "window",
+                "busy",
+                "host wait",
+                "kernel wait",
+                "other",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for st in streams {
+                let share = |ns: i64| {
+                    #[allow(clippy::cast_precision_loss)]
+                    let p = if st.window_ns > 0 {
+                        ns as f64 * 100.0 / st.window_ns as f64
+                    } else {
+                        0.0
+                    };
+                    format!("{} ({p:.1}%)", dur(ns))
+                };
+                ui.label(st.device.to_string());
+                ui.label(format!("stream {}", st.stream));
+                ui.label(dur(st.window_ns));
+                ui.label(share(st.busy_ns));
+                ui.label(share(st.idle_breakdown.host_wait_ns));
+                ui.label(share(st.idle_breakdown.kernel_wait_ns));
+                ui.label(share(st.idle_breakdown.other_ns));
+                ui.end_row();
+            }
+        });
 }
 
 /// The largest gaps as a grid; returns where to zoom when a gap's button was clicked.

@@ -202,3 +202,42 @@ fn the_lane_index_sums_to_the_analysis() {
         );
     }
 }
+
+/// A profile with several streams lists each stream's idle time under a collapsed header.
+#[test]
+fn each_stream_has_its_idle_time() {
+    static P: OnceLock<Profile> = OnceLock::new();
+    let profile = P.get_or_init(|| {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../sample_profiles/live_vector_add_h100.json.gz");
+        import_file(&path, &Progress::new()).unwrap()
+    });
+    let app = App {
+        profile,
+        timeline: TimelineState::new(profile),
+        insights: InsightsState::default(),
+        selection: Selection::default(),
+    };
+    let mut h = Harness::builder()
+        .with_size(egui::vec2(1400.0, 1000.0))
+        .build_ui_state(
+            |ui, app: &mut App| {
+                insights_ui(
+                    ui,
+                    app.profile,
+                    &mut app.insights,
+                    &mut app.timeline,
+                    &mut app.selection,
+                );
+            },
+            app,
+        );
+    h.run();
+    h.get_by_label("Idle time per stream").click();
+    h.run();
+    let streams = &h.state().insights.insights().unwrap().streams;
+    assert!(streams.len() >= 2);
+    for st in streams {
+        h.get_by_label(&format!("stream {}", st.stream));
+    }
+}
