@@ -143,9 +143,7 @@ fn pct_of(part: i64, whole: i64) -> String {
     if whole <= 0 {
         return "-".to_string();
     }
-    #[allow(clippy::cast_precision_loss)]
-    let p = part as f64 * 100.0 / whole as f64;
-    format!("{p:.1}%")
+    format!("{:.1}%", warpscope_core::analysis::pct(part, whole))
 }
 
 fn opt_pct(v: Option<f64>) -> String {

@@ -164,15 +164,7 @@ fn write_why(out: &mut String, o: &CompareOutput, lw: usize) {
         let Some(w) = &r.why else {
             continue;
         };
-        let share = |ns: i64| {
-            #[allow(clippy::cast_precision_loss)]
-            let p = if w.window_ns > 0 {
-                ns as f64 * 100.0 / w.window_ns as f64
-            } else {
-                0.0
-            };
-            format!("{p:.1}%")
-        };
+        let share = |ns: i64| format!("{:.1}%", warpscope_core::analysis::pct(ns, w.window_ns));
         let _ = writeln!(
             out,
             "{:>5}  {:<lw$}  {:>6}  {:>9}  {:>11}  {:>10}  {:>12}  {:>12}  {}",

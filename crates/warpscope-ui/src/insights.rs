@@ -7,6 +7,7 @@ use egui::{Color32, RichText, Sense, Ui, Vec2};
 use warpscope_core::analysis::insight::{
     AnalyzeOptions, DeviceBreakdown, Finding, Gap, Insights, analyze,
 };
+use warpscope_core::analysis::pct;
 use warpscope_core::model::EventRef;
 use warpscope_core::names::short_name;
 use warpscope_core::time::format_duration_ns as dur;
@@ -229,12 +230,8 @@ fn device_ui(ui: &mut Ui, profile: &Profile, d: &DeviceBreakdown) {
     let (rect, response) = ui.allocate_exact_size(Vec2::new(width, 14.0), Sense::hover());
     let mut x = rect.left();
     for &(_, ns, colour) in &parts {
-        #[allow(clippy::cast_precision_loss)]
-        let w = if d.window_ns > 0 {
-            ns as f32 / d.window_ns as f32 * width
-        } else {
-            0.0
-        };
+        #[allow(clippy::cast_possible_truncation)]
+        let w = (pct(ns, d.window_ns) / 100.0) as f32 * width;
         if w > 0.0 {
             ui.painter().rect_filled(
                 egui::Rect::from_min_size(egui::pos2(x, rect.top()), Vec2::new(w, rect.height())),
@@ -244,15 +241,7 @@ fn device_ui(ui: &mut Ui, profile: &Profile, d: &DeviceBreakdown) {
         }
         x += w;
     }
-    let pct = |ns: i64| {
-        #[allow(clippy::cast_precision_loss)]
-        let p = if d.window_ns > 0 {
-            ns as f64 * 100.0 / d.window_ns as f64
-        } else {
-            0.0
-        };
-        p
-    };
+    let pct = |ns: i64| pct(ns, d.window_ns);
     let legend: Vec<String> = parts
         .iter()
         .map(|&(label, ns, _)| format!("{label} {} ({:.1}%)", dur(ns), pct(ns)))
@@ -338,15 +327,7 @@ fn streams_ui(ui: &mut Ui, streams: &[warpscope_core::analysis::insight::StreamI
             }
             ui.end_row();
             for st in streams {
-                let share = |ns: i64| {
-                    #[allow(clippy::cast_precision_loss)]
-                    let p = if st.window_ns > 0 {
-                        ns as f64 * 100.0 / st.window_ns as f64
-                    } else {
-                        0.0
-                    };
-                    format!("{} ({p:.1}%)", dur(ns))
-                };
+                let share = |ns: i64| format!("{} ({:.1}%)", dur(ns), pct(ns, st.window_ns));
                 ui.label(st.device.to_string());
                 ui.label(format!("stream {}", st.stream));
                 ui.label(dur(st.window_ns));

@@ -123,7 +123,7 @@ fn overlap_or_all(range: &TimeRange, start_ns: i64, dur_ns: i64) -> Option<i64> 
 }
 
 /// `part` as a percentage of `whole` (0 when `whole` is not positive).
-pub(crate) fn pct(part: i64, whole: i64) -> f64 {
+pub fn pct(part: i64, whole: i64) -> f64 {
     if whole <= 0 {
         return 0.0;
     }

@@ -100,12 +100,7 @@ pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
                     why.map_or_else(
                         || "–".to_string(),
                         |w| {
-                            #[allow(clippy::cast_precision_loss)]
-                            let p = if w.window_ns > 0 {
-                                w.host_wait_ns as f64 * 100.0 / w.window_ns as f64
-                            } else {
-                                0.0
-                            };
+                            let p = warpscope_core::analysis::pct(w.host_wait_ns, w.window_ns);
                             format!("{p:.1}%")
                         },
                     ),
