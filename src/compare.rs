@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use warpscope_core::Profile;
 use warpscope_core::analysis::compare::{
-    Aligned, Comparison, Measured, RunLabel, compare_runs, file_stem, merge_ranks, profile_rank,
-    sweep_order,
+    Aligned, Comparison, Measured, RunLabel, compare_runs, file_stem, merge_ranks, order_by_sweep,
+    profile_rank,
 };
 
 /// What `warpscope compare` was asked for.
@@ -140,15 +140,9 @@ pub fn compare(opts: &CompareOptions) -> Result<CompareOutput> {
     }
     // Runs are shown in the order of the swept number (batch 8, 16, 32, 128), the baseline is
     // the smallest unless --baseline names one (counted in the order given).
-    let order = sweep_order(&labels);
-    let baseline = opts
-        .baseline
-        .and_then(|b| order.iter().position(|&i| i == b - 1))
-        .unwrap_or(0);
-    let specs: Vec<RunSpec> = order.iter().map(|&i| specs[i].clone()).collect();
-    let labels: Vec<RunLabel> = order.iter().map(|&i| labels[i].clone()).collect();
-    let mut slots: Vec<Option<Profile>> = profiles.into_iter().map(Some).collect();
-    let profiles: Vec<Profile> = order.iter().filter_map(|&i| slots[i].take()).collect();
+    let runs: Vec<(RunSpec, Profile)> = specs.into_iter().zip(profiles).collect();
+    let (runs, labels, baseline) = order_by_sweep(runs, labels, opts.baseline.map(|b| b - 1));
+    let (specs, profiles): (Vec<RunSpec>, Vec<Profile>) = runs.into_iter().unzip();
     let refs: Vec<&Profile> = profiles.iter().collect();
     let mut comparison = compare_runs(&refs, &labels, baseline)?;
     for (run, spec) in comparison.runs.iter_mut().zip(&specs) {

@@ -63,28 +63,33 @@ fn check_sums(j: &Value) {
     }
 }
 
+/// The per-device figures of the JSON contract (and of the reference).
+const DEVICE_FIGURES: &[&str] = &[
+    "device",
+    "window_ns",
+    "busy_ns",
+    "idle_ns",
+    "compute_ns",
+    "comm_ns",
+    "memory_ns",
+    "overlap_comm_compute_ns",
+    "overlap_copy_compute_ns",
+    "idle_breakdown",
+];
+
 #[test]
 fn analyze_json_is_the_documented_contract() {
     let j = analyze_json(&["sample_profiles/resnet50_b64_amp.pt.trace.json.gz"]);
     assert_eq!(j["source"]["format"], "chrome-json");
     assert_eq!(j["range"]["kind"], "all");
     let d = &j["devices"][0];
-    for key in [
-        "device",
-        "window_ns",
-        "busy_ns",
-        "idle_ns",
-        "compute_ns",
-        "comm_ns",
-        "memory_ns",
-        "overlap_comm_compute_ns",
-        "overlap_copy_compute_ns",
-        "idle_breakdown",
+    let more = [
         "utilisation",
         "tensor_core_pct",
         "theoretical_occupancy_pct",
         "achieved_occupancy_pct",
-    ] {
+    ];
+    for key in DEVICE_FIGURES.iter().chain(&more) {
         assert!(d.get(key).is_some(), "devices[0] has no {key}");
     }
     let k = &j["kernels"][0];
@@ -292,18 +297,7 @@ fn pick(v: &Value, keys: &[&str]) -> Value {
 fn every_figure_equals_the_independent_reference() {
     let files = kineto_samples();
     assert!(files.len() >= 7, "{files:?}");
-    const DEVICE: &[&str] = &[
-        "device",
-        "window_ns",
-        "busy_ns",
-        "idle_ns",
-        "compute_ns",
-        "comm_ns",
-        "memory_ns",
-        "overlap_comm_compute_ns",
-        "overlap_copy_compute_ns",
-        "idle_breakdown",
-    ];
+    const DEVICE: &[&str] = DEVICE_FIGURES;
     const STREAM: &[&str] = &[
         "device",
         "stream",

@@ -126,9 +126,9 @@ impl FileBrowser {
 
     fn looks_like_a_profile(name: &str) -> bool {
         let lower = name.to_ascii_lowercase();
-        PROFILE_EXTENSIONS
-            .iter()
-            .any(|ext| lower.ends_with(&format!(".{ext}")))
+        lower
+            .rsplit_once('.')
+            .is_some_and(|(_, ext)| PROFILE_EXTENSIONS.contains(&ext))
     }
 
     /// Draws the browser; returns the user's decision once there is one.

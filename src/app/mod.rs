@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use egui::{Align, Color32, Key, KeyboardShortcut, Layout, Modifiers, RichText};
 use warpscope_core::Profile;
-use warpscope_core::analysis::compare::{RunLabel, merge_ranks, profile_rank, sweep_order};
+use warpscope_core::analysis::compare::{RunLabel, merge_ranks, order_by_sweep, profile_rank};
 use warpscope_live::LiveRun;
 use warpscope_ui::Selection;
 use warpscope_ui::compare::{CompareState, compare_ui};
@@ -246,13 +246,7 @@ impl WarpscopeApp {
     /// against the smallest swept number when `baseline` is `None`.
     pub fn compare_profiles(&mut self, profiles: Vec<Arc<Profile>>, baseline: Option<usize>) {
         let labels: Vec<RunLabel> = profiles.iter().map(|p| RunLabel::of_profile(p)).collect();
-        let order = sweep_order(&labels);
-        let baseline = baseline
-            .and_then(|b| order.iter().position(|&i| i == b))
-            .unwrap_or(0);
-        let mut slots: Vec<Option<Arc<Profile>>> = profiles.into_iter().map(Some).collect();
-        let profiles: Vec<Arc<Profile>> = order.iter().filter_map(|&i| slots[i].take()).collect();
-        let labels: Vec<RunLabel> = order.iter().map(|&i| labels[i].clone()).collect();
+        let (profiles, labels, baseline) = order_by_sweep(profiles, labels, baseline);
         match CompareState::new(profiles, &labels, baseline) {
             Ok(state) => {
                 self.compares.push(state);

@@ -125,15 +125,8 @@ fn measure_utilisation(label: &str, profile: &Profile, whole: TimeRange) {
         let mut tess_ms = Vec::new();
         let mut shapes = 0;
         for _ in 0..FRAMES {
-            let input = egui::RawInput {
-                screen_rect: Some(egui::Rect::from_min_size(
-                    egui::Pos2::ZERO,
-                    egui::vec2(1920.0, 1080.0),
-                )),
-                ..egui::RawInput::default()
-            };
             let t = Instant::now();
-            let mut out = ctx.run_ui(input, |ui| {
+            let mut out = ctx.run_ui(full_hd(), |ui| {
                 let painter = ui.painter();
                 for (i, act) in activity.iter().enumerate() {
                     #[allow(clippy::cast_precision_loss)]
@@ -167,14 +160,7 @@ fn run_frame(
     tables: &mut TablesState,
     selection: &mut Selection,
 ) -> egui::FullOutput {
-    let input = egui::RawInput {
-        screen_rect: Some(egui::Rect::from_min_size(
-            egui::Pos2::ZERO,
-            egui::vec2(1920.0, 1080.0),
-        )),
-        ..egui::RawInput::default()
-    };
-    let mut out = ctx.run_ui(input, |ui| {
+    let mut out = ctx.run_ui(full_hd(), |ui| {
         egui::Panel::bottom("tables")
             .exact_size(400.0)
             .show(ui, |ui| {
@@ -188,6 +174,17 @@ fn run_frame(
     // No renderer takes the font atlas here (debug builds check that someone did).
     out.textures_delta.clear();
     out
+}
+
+/// The input of one frame at 1920x1080.
+fn full_hd() -> egui::RawInput {
+    egui::RawInput {
+        screen_rect: Some(egui::Rect::from_min_size(
+            egui::Pos2::ZERO,
+            egui::vec2(1920.0, 1080.0),
+        )),
+        ..egui::RawInput::default()
+    }
 }
 
 fn ms(t: Instant) -> f64 {

@@ -15,6 +15,7 @@ use warpscope_core::{Profile, TimeRange};
 
 use crate::Selection;
 use crate::timeline::TimelineState;
+use crate::timeline::layout::device_title;
 use crate::timeline::utilisation::{BUSY, HOST_WAIT, KERNEL_WAIT, OTHER_IDLE};
 
 /// Colour of communication time.
@@ -98,15 +99,6 @@ fn events_span(profile: &Profile, events: &[EventRef]) -> Option<TimeRange> {
     let (a, b) = span?;
     let pad = ((b - a) / 10).max(1_000);
     Some(TimeRange::new(a - pad, b + pad))
-}
-
-fn select(profile: &Profile, selection: &mut Selection, event: EventRef) {
-    selection.event = Some(event);
-    selection.name = profile
-        .tracks
-        .get(event.track as usize)
-        .and_then(|t| t.events.name.get(event.index as usize))
-        .copied();
 }
 
 /// Draws the panel over `selection.range` (the whole run when none). Clicking "Show" on a
@@ -194,20 +186,13 @@ pub fn insights_ui(
         });
     if let Some((range, event)) = zoom {
         timeline.set_visible_range(range);
-        select(profile, selection, event);
+        selection.select_event(profile, event);
     }
 }
 
 /// One GPU: a line of figures and the time breakdown as a bar.
 fn device_ui(ui: &mut Ui, profile: &Profile, d: &DeviceBreakdown) {
-    let name = profile
-        .device(d.device)
-        .map(|x| x.name.clone())
-        .filter(|n| !n.is_empty())
-        .map_or_else(
-            || format!("GPU {}", d.device),
-            |n| format!("GPU {} · {n}", d.device),
-        );
+    let name = device_title(profile, d.device);
     ui.label(
         RichText::new(format!(
             "{name}: window {}, busy {} ({:.1}%)",

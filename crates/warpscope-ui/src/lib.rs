@@ -10,9 +10,9 @@ pub mod tables;
 pub mod timeline;
 pub mod warnings;
 
-use warpscope_core::TimeRange;
 use warpscope_core::model::EventRef;
 use warpscope_core::strings::StrId;
+use warpscope_core::{Profile, TimeRange};
 
 /// What the user has picked, shared by the timeline and the tables of one profile tab.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -24,4 +24,16 @@ pub struct Selection {
     pub name: Option<StrId>,
     /// The time range dragged on the time axis; the tables show statistics for it.
     pub range: Option<TimeRange>,
+}
+
+impl Selection {
+    /// Selects `event` and highlights the occurrences of its name (what a click on it does).
+    pub fn select_event(&mut self, profile: &Profile, event: EventRef) {
+        self.event = Some(event);
+        self.name = profile
+            .tracks
+            .get(event.track as usize)
+            .and_then(|t| t.events.name.get(event.index as usize))
+            .copied();
+    }
 }

@@ -14,13 +14,16 @@ use warpscope_ui::Selection;
 use warpscope_ui::insights::{InsightsState, insights_ui};
 use warpscope_ui::timeline::{TimelineState, timeline_ui};
 
+fn load(name: &str) -> Profile {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../sample_profiles")
+        .join(name);
+    import_file(&path, &Progress::new()).unwrap()
+}
+
 fn alexnet() -> &'static Profile {
     static P: OnceLock<Profile> = OnceLock::new();
-    P.get_or_init(|| {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../sample_profiles/alexnet_b8.pt.trace.json.gz");
-        import_file(&path, &Progress::new()).unwrap()
-    })
+    P.get_or_init(|| load("alexnet_b8.pt.trace.json.gz"))
 }
 
 struct App {
@@ -31,7 +34,10 @@ struct App {
 }
 
 fn harness() -> Harness<'static, App> {
-    let profile = alexnet();
+    harness_for(alexnet())
+}
+
+fn harness_for(profile: &'static Profile) -> Harness<'static, App> {
     let app = App {
         profile,
         timeline: TimelineState::new(profile),
@@ -207,31 +213,7 @@ fn the_lane_index_sums_to_the_analysis() {
 #[test]
 fn each_stream_has_its_idle_time() {
     static P: OnceLock<Profile> = OnceLock::new();
-    let profile = P.get_or_init(|| {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../../sample_profiles/live_vector_add_h100.json.gz");
-        import_file(&path, &Progress::new()).unwrap()
-    });
-    let app = App {
-        profile,
-        timeline: TimelineState::new(profile),
-        insights: InsightsState::default(),
-        selection: Selection::default(),
-    };
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1400.0, 1000.0))
-        .build_ui_state(
-            |ui, app: &mut App| {
-                insights_ui(
-                    ui,
-                    app.profile,
-                    &mut app.insights,
-                    &mut app.timeline,
-                    &mut app.selection,
-                );
-            },
-            app,
-        );
+    let mut h = harness_for(P.get_or_init(|| load("live_vector_add_h100.json.gz")));
     h.run();
     h.get_by_label("Idle time per stream").click();
     h.run();

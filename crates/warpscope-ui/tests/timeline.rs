@@ -461,25 +461,38 @@ fn snapshot_alexnet_timeline() {
     h.snapshot("timeline_alexnet_b8");
 }
 
+/// A CPU thread and a GPU stream for a synthetic profile.
+fn thread_and_stream(
+    b: &mut warpscope_core::ProfileBuilder,
+) -> (
+    warpscope_core::builder::TrackId,
+    warpscope_core::builder::TrackId,
+) {
+    use warpscope_core::TrackKey;
+    use warpscope_core::model::{GpuLane, TraceId};
+    let cpu = b.track(TrackKey::Thread {
+        pid: TraceId::Int(1),
+        tid: TraceId::Int(1),
+    });
+    let gpu = b.track(TrackKey::Gpu {
+        device: 0,
+        context: 1,
+        stream: 7,
+        lane: GpuLane::Work,
+    });
+    (cpu, gpu)
+}
+
 /// A run whose GPU work sits in its last 5% opens on the GPU work, not on empty lanes; one whose
 /// GPU work fills most of it opens on the whole run.
 #[test]
 fn a_run_opens_on_its_gpu_activity_when_that_is_a_small_part() {
-    use warpscope_core::model::{Format, GpuLane, KernelInfo, TraceId};
-    use warpscope_core::{ProfileBuilder, TrackKey};
+    use warpscope_core::ProfileBuilder;
+    use warpscope_core::model::{Format, KernelInfo};
     let build = |gpu_start_ns: i64| {
         let mut b = ProfileBuilder::new("late.nvvp".into(), Format::NvprofSqlite);
         b.origin_raw_ns = Some(0);
-        let cpu = b.track(TrackKey::Thread {
-            pid: TraceId::Int(1),
-            tid: TraceId::Int(1),
-        });
-        let gpu = b.track(TrackKey::Gpu {
-            device: 0,
-            context: 1,
-            stream: 7,
-            lane: GpuLane::Work,
-        });
+        let (cpu, gpu) = thread_and_stream(&mut b);
         let main = b.intern("main");
         let k = b.intern("kernel");
         b.push(cpu, 0, 100_000_000, main, EventKind::CpuOp);
@@ -508,20 +521,11 @@ fn a_run_opens_on_its_gpu_activity_when_that_is_a_small_part() {
 /// occupancy of 0 reads "not estimated", not "0 %".
 #[test]
 fn details_name_api_calls_as_the_tables_and_do_not_invent_an_occupancy() {
-    use warpscope_core::model::{ApiInfo, Format, GpuLane, KernelInfo, TraceId};
-    use warpscope_core::{ProfileBuilder, TrackKey};
+    use warpscope_core::ProfileBuilder;
+    use warpscope_core::model::{ApiInfo, Format, KernelInfo};
     let mut b = ProfileBuilder::new("x.sqlite".into(), Format::NsysSqlite);
     b.origin_raw_ns = Some(0);
-    let cpu = b.track(TrackKey::Thread {
-        pid: TraceId::Int(1),
-        tid: TraceId::Int(1),
-    });
-    let gpu = b.track(TrackKey::Gpu {
-        device: 0,
-        context: 1,
-        stream: 7,
-        lane: GpuLane::Work,
-    });
+    let (cpu, gpu) = thread_and_stream(&mut b);
     let sync = b.intern("cudaDeviceSynchronize_v3020");
     let k = b.intern("kernel");
     b.push_api(

@@ -482,6 +482,25 @@ pub fn sweep_order(labels: &[RunLabel]) -> Vec<usize> {
     order
 }
 
+/// Puts runs (anything kept per run, with their labels) in the order of the swept number
+/// ([`sweep_order`]) and finds the baseline there: the run given at index `baseline` in the
+/// original order, or the first after sorting (the smallest swept number) when `None`.
+pub fn order_by_sweep<T>(
+    runs: Vec<T>,
+    labels: Vec<RunLabel>,
+    baseline: Option<usize>,
+) -> (Vec<T>, Vec<RunLabel>, usize) {
+    let order = sweep_order(&labels);
+    let baseline = baseline
+        .and_then(|b| order.iter().position(|&i| i == b))
+        .unwrap_or(0);
+    let mut runs: Vec<Option<T>> = runs.into_iter().map(Some).collect();
+    let mut labels: Vec<Option<RunLabel>> = labels.into_iter().map(Some).collect();
+    let runs = order.iter().filter_map(|&i| runs[i].take()).collect();
+    let labels = order.iter().filter_map(|&i| labels[i].take()).collect();
+    (runs, labels, baseline)
+}
+
 /// The label parameter to plot against: numeric in every run and not the same in all; `batch`
 /// and `gpus` first, then the others in the order of the first run's label.
 pub fn sweep_key(labels: &[RunLabel]) -> Option<String> {

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
-use warpscope_core::analysis::insight::kernel_insights;
+use warpscope_core::analysis::insight::{KernelInsight, kernel_insights};
 use warpscope_core::analysis::{self, ActivityKind};
 use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, TimeRange};
@@ -329,12 +329,7 @@ impl TableRows {
                             0.0
                         };
                         let occupancy = k.and_then(|k| k.theoretical_occupancy_pct);
-                        let limiter = match (occupancy, k.and_then(|k| k.occupancy_limiter.clone()))
-                        {
-                            (Some(o), _) if o >= 99.95 => "(full)".to_string(),
-                            (_, Some(l)) => l,
-                            _ => "–".to_string(),
-                        };
+                        let limiter = k.and_then(KernelInsight::shown_limiter).unwrap_or("–");
                         let cells = vec![
                             Cell::Percent(pct),
                             Cell::DurationNs(s.total_ns),
@@ -342,7 +337,7 @@ impl TableRows {
                             Cell::DurationNs(s.avg_ns),
                             Cell::MaybeDurationNs(s.median_ns),
                             Cell::MaybePercent(occupancy),
-                            Cell::Text(limiter),
+                            Cell::Text(limiter.to_string()),
                             Cell::MaybePercent(k.and_then(|k| k.achieved_occupancy_pct)),
                             Cell::Flag(k.is_some_and(|k| k.tensor_cores)),
                             Cell::MaybeDurationNs(k.and_then(|k| k.launch_delay_median_ns)),

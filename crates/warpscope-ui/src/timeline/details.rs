@@ -73,8 +73,7 @@ pub fn selected_event_ui(
             format_duration_ns(t.events.start_ns[i]),
         );
         if ui.link(label).clicked() {
-            selection.event = Some(other);
-            selection.name = Some(t.events.name[i]);
+            selection.select_event(profile, other);
             let (s, e) = (t.events.start_ns[i], t.events.end_ns(i));
             #[allow(clippy::cast_precision_loss)]
             let centre = 0.5 * (s as f64 + e as f64);

@@ -961,12 +961,7 @@ pub fn timeline_ui(
     } else if lanes_resp.clicked() {
         match hit {
             Some(Hit::Event(ev)) => {
-                selection.event = Some(ev);
-                selection.name = profile.tracks[ev.track as usize]
-                    .events
-                    .name
-                    .get(ev.index as usize)
-                    .copied();
+                selection.select_event(profile, ev);
                 clicked = Some(ev);
             }
             Some(Hit::Fold { .. } | Hit::Utilisation { .. }) => {}

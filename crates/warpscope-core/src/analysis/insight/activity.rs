@@ -2,8 +2,7 @@
 //! "how much of `[a, b)` was busy, and why was the rest idle?" for every pixel column of every
 //! frame, so each answer is two binary searches over prefix sums, whatever the zoom.
 
-use super::intervals::union;
-use super::{AnalyzeOptions, GapCause, activities, idle, launch_map};
+use super::{AnalyzeOptions, GapCause, activities, idle};
 use crate::model::Profile;
 use crate::time::TimeRange;
 
@@ -90,12 +89,12 @@ impl DeviceActivity {
 /// The activity index of every device with GPU work, by device.
 pub fn device_activity(profile: &Profile, opts: &AnalyzeOptions) -> Vec<DeviceActivity> {
     let acts = activities(profile, TimeRange::ALL);
-    let launches = launch_map(profile);
     acts.chunk_by(|a, b| a.device == b.device)
         .map(|dev| {
             let refs: Vec<&super::Activity> = dev.iter().collect();
+            let busy = idle::busy_of(dev);
             let (_, gaps) =
-                idle::classify_gaps(profile, &refs, &launches, opts.kernel_wait_threshold_ns);
+                idle::classify_gaps(profile, &refs, &busy, opts.kernel_wait_threshold_ns);
             let mut by_cause: [Vec<(i64, i64)>; 3] = Default::default();
             for g in gaps {
                 let slot = match g.cause {
@@ -107,9 +106,7 @@ pub fn device_activity(profile: &Profile, opts: &AnalyzeOptions) -> Vec<DeviceAc
             }
             DeviceActivity {
                 device: dev[0].device,
-                busy: CoveredIndex::new(union(
-                    dev.iter().map(|a| (a.start_ns, a.end_ns)).collect(),
-                )),
+                busy: CoveredIndex::new(busy),
                 idle: by_cause.map(CoveredIndex::new),
             }
         })

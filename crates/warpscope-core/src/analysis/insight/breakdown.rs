@@ -5,10 +5,8 @@
 use serde::Serialize;
 
 use super::intervals::{bucket_fractions, intersect, length, subtract, union};
-use super::occupancy::kernel_occupancy;
-use super::tensor_cores::uses_tensor_cores;
 use super::{Activity, IdleBreakdown};
-use crate::model::{EventKind, Profile};
+use crate::model::EventKind;
 
 /// Utilisation and the temporal breakdown of one device.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -80,76 +78,49 @@ impl WeightedMean {
     }
 }
 
-/// The theoretical occupancy of a kernel event with its limiters, or `None` when the file lacks
-/// the launch details or the device's compute capability.
-pub(crate) fn event_occupancy(
-    profile: &Profile,
-    a: &Activity,
-) -> Option<super::occupancy::Occupancy> {
-    let track = &profile.tracks[a.event.track as usize];
-    kernel_occupancy(profile, track, a.event.index as usize)?.ok()
-}
-
-/// Kineto's estimated achieved occupancy of a kernel event; 0 means Kineto did not compute it.
-pub(crate) fn event_achieved_occupancy(profile: &Profile, a: &Activity) -> Option<f64> {
-    let track = &profile.tracks[a.event.track as usize];
-    let info = profile.kernel_info(track, a.event.index as usize)?;
-    info.occupancy_pct.filter(|&v| v > 0.0).map(f64::from)
-}
-
-/// The breakdown of every device with activity, by device. `acts` is sorted by device.
-pub(crate) fn device_breakdowns(
-    profile: &Profile,
+/// The breakdown of one device's activities (sorted by start, not empty), whose union is `busy`.
+pub(crate) fn device_breakdown(
     acts: &[Activity],
+    busy: &[(i64, i64)],
     buckets: usize,
-) -> Vec<DeviceBreakdown> {
-    acts.chunk_by(|a, b| a.device == b.device)
-        .map(|dev| device_breakdown(profile, dev, buckets))
-        .collect()
-}
-
-fn device_breakdown(profile: &Profile, acts: &[Activity], buckets: usize) -> DeviceBreakdown {
+) -> DeviceBreakdown {
     let (mut compute, mut comm, mut memory) = (Vec::new(), Vec::new(), Vec::new());
     let (mut kernel_ns, mut tensor_core_ns) = (0i64, 0i64);
     let (mut theoretical, mut achieved) = (WeightedMean::default(), WeightedMean::default());
     for a in acts {
         let span = (a.start_ns, a.end_ns);
-        let dur = a.end_ns - a.start_ns;
-        match a.kind {
-            EventKind::Kernel => {
-                kernel_ns = kernel_ns.saturating_add(dur);
-                let name = profile.str(
-                    profile.tracks[a.event.track as usize].events.name[a.event.index as usize],
-                );
-                if uses_tensor_cores(name) {
-                    tensor_core_ns = tensor_core_ns.saturating_add(dur);
-                }
-                if let Some(o) = event_occupancy(profile, a) {
-                    theoretical.add(o.occupancy_pct, dur);
-                }
-                if let Some(v) = event_achieved_occupancy(profile, a) {
-                    achieved.add(v, dur);
-                }
-                if a.comm {
-                    comm.push(span);
-                } else {
-                    compute.push(span);
-                }
-            }
-            _ => memory.push(span),
+        if a.kind != EventKind::Kernel {
+            memory.push(span);
+            continue;
+        }
+        let dur = a.dur_ns();
+        kernel_ns = kernel_ns.saturating_add(dur);
+        if a.tensor_cores {
+            tensor_core_ns = tensor_core_ns.saturating_add(dur);
+        }
+        if let Some((pct, _)) = a.occupancy {
+            theoretical.add(pct, dur);
+        }
+        if let Some(v) = a.achieved_pct {
+            achieved.add(v, dur);
+        }
+        if a.comm {
+            comm.push(span);
+        } else {
+            compute.push(span);
         }
     }
-    let window_start_ns = acts.iter().map(|a| a.start_ns).min().unwrap_or(0);
-    let window_end_ns = acts.iter().map(|a| a.end_ns).max().unwrap_or(0);
-    let all = union(acts.iter().map(|a| (a.start_ns, a.end_ns)).collect());
+    // The window is the union's extent.
+    let window_start_ns = busy.first().map_or(0, |b| b.0);
+    let window_end_ns = busy.last().map_or(0, |b| b.1);
     let (compute, comm, memory) = (union(compute), union(comm), union(memory));
-    let busy_ns = length(&all);
+    let busy_ns = length(busy);
     let window_ns = window_end_ns - window_start_ns;
     let comm_only = subtract(&comm, &compute);
     let compute_or_comm = union([compute.as_slice(), comm.as_slice()].concat());
     let overlap_comm_compute_ns = length(&intersect(&comm, &compute));
     let (utilisation, utilisation_bucket_ns) =
-        bucket_fractions(&all, window_start_ns, window_end_ns, buckets);
+        bucket_fractions(busy, window_start_ns, window_end_ns, buckets);
     DeviceBreakdown {
         device: acts.first().map_or(0, |a| a.device),
         window_start_ns,

@@ -2,12 +2,14 @@
 //! stake and the events behind it (`docs/analysis.md`, section 7, lists the rules and these
 //! thresholds).
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::tensor_cores::is_fp32_gemm_off_tensor_cores;
-use super::{Activity, GapCause, Insights};
+use super::{Activity, GapCause, Insights, KEEP_EVENTS, longest_first};
 use crate::analysis::{pct, strip_version_suffix};
 use crate::model::{CopyKind, EventKind, EventRef, MemoryKind, Profile, TrackKey};
+use crate::strings::StrId;
 use crate::time::{TimeRange, format_duration_ns as dur};
 
 /// Host wait must reach this share of the window, in percent.
@@ -37,8 +39,6 @@ pub const NO_TENSOR_CORES_MIN_PCT: f64 = 10.0;
 pub const NO_TENSOR_CORES_SAVING: f64 = 0.5;
 /// Communication not overlapped with compute must take this share of the window, in percent.
 pub const COMM_NOT_OVERLAPPED_MIN_PCT: f64 = 5.0;
-/// Events listed per finding.
-const MAX_EVENTS: usize = 20;
 
 /// The rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -89,7 +89,7 @@ pub struct Finding {
     pub time_ns: i64,
     /// What was found and what to try, with its numbers.
     pub message: String,
-    /// The events behind it, most important first.
+    /// The events behind it, most important first (at most 20).
     pub events: Vec<EventRef>,
 }
 
@@ -190,7 +190,7 @@ pub(crate) fn findings(
             let events = dev_acts
                 .iter()
                 .filter(|a| a.comm)
-                .take(MAX_EVENTS)
+                .take(KEEP_EVENTS)
                 .map(|a| a.event)
                 .collect();
             out.push(Finding {
@@ -252,12 +252,12 @@ fn pageable_copies(
         };
         let s = &mut stats[dir][pinned];
         // Saturating: a hostile file can hold sizes and durations whose sums overflow.
-        s.0 = s.0.saturating_add(a.end_ns - a.start_ns);
+        s.0 = s.0.saturating_add(a.dur_ns());
         s.1 = s.1.saturating_add(info.bytes.unwrap_or(0));
         s.2 =
             s.2.saturating_add(track.events.dur_ns[a.event.index as usize]);
         if pinned == 0 {
-            events.push((a.end_ns - a.start_ns, a.event));
+            events.push((a.dur_ns(), a.event));
         }
     }
     let bandwidth = |(_, bytes, full): (i64, u64, i64)| {
@@ -294,7 +294,6 @@ fn pageable_copies(
     if !at_least(time, window_ns, PAGEABLE_MIN_PCT) || stake <= 0 {
         return None;
     }
-    events.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     Some(Finding {
         rule: Rule::PageableCopies,
         device: Some(device),
@@ -305,11 +304,7 @@ fn pageable_copies(
             parts.join("; "),
             dur(stake)
         ),
-        events: events
-            .into_iter()
-            .take(MAX_EVENTS)
-            .map(|(_, e)| e)
-            .collect(),
+        events: longest_first(&mut events),
     })
 }
 
@@ -353,7 +348,7 @@ fn launch_bound(
             dur(typical),
             dur(gap_ns)
         ),
-        events: bound.into_iter().take(MAX_EVENTS).collect(),
+        events: bound.into_iter().take(KEEP_EVENTS).collect(),
     })
 }
 
@@ -369,16 +364,24 @@ fn no_tensor_cores(
     }
     let mut time = 0i64;
     let mut events = Vec::new();
-    for a in acts.iter().filter(|a| a.kind == EventKind::Kernel) {
-        if is_fp32_gemm_off_tensor_cores(name_of(profile, a.event)) {
-            time = time.saturating_add(a.end_ns - a.start_ns);
-            events.push((a.end_ns - a.start_ns, a.event));
+    // Classified once per name, not per launch.
+    let mut fp32_gemm: FxHashMap<StrId, bool> = FxHashMap::default();
+    for a in acts
+        .iter()
+        .filter(|a| a.kind == EventKind::Kernel && !a.tensor_cores)
+    {
+        let name = profile.tracks[a.event.track as usize].events.name[a.event.index as usize];
+        if *fp32_gemm
+            .entry(name)
+            .or_insert_with(|| is_fp32_gemm_off_tensor_cores(profile.str(name)))
+        {
+            time = time.saturating_add(a.dur_ns());
+            events.push((a.dur_ns(), a.event));
         }
     }
     if !at_least(time, kernel_ns, NO_TENSOR_CORES_MIN_PCT) {
         return None;
     }
-    events.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
     let stake = (time as f64 * NO_TENSOR_CORES_SAVING) as i64;
     Some(Finding {
@@ -393,11 +396,7 @@ fn no_tensor_cores(
             pct(time, kernel_ns),
             dur(stake)
         ),
-        events: events
-            .into_iter()
-            .take(MAX_EVENTS)
-            .map(|(_, e)| e)
-            .collect(),
+        events: longest_first(&mut events),
     })
 }
 
@@ -444,7 +443,7 @@ fn blocking_sync(profile: &Profile, range: TimeRange, ins: &Insights) -> Option<
     if !at_least(time, window, BLOCKING_SYNC_MIN_PCT) {
         return None;
     }
-    calls.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let events = longest_first(&mut calls);
     let top = name_of(profile, calls[0].1).to_string();
     Some(Finding {
         rule: Rule::BlockingSync,
@@ -460,7 +459,7 @@ fn blocking_sync(profile: &Profile, range: TimeRange, ins: &Insights) -> Option<
             strip_version_suffix(&top),
             dur(calls[0].0)
         ),
-        events: calls.into_iter().take(MAX_EVENTS).map(|(_, e)| e).collect(),
+        events,
     })
 }
 

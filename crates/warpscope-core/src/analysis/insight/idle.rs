@@ -8,6 +8,7 @@ use super::intervals::{gaps, union};
 use super::launch::LaunchStats;
 use super::{Activity, AnalyzeOptions};
 use crate::model::{EventKind, EventRef, NO_PARENT, Profile};
+use crate::strings::StrId;
 
 /// Idle time by cause; the three sum to the idle time.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -104,13 +105,13 @@ pub struct HostWaitOp {
     pub gaps: u64,
 }
 
-/// What [`idle_analysis`] returns.
+/// The idle analysis, device by device ([`IdleAnalysis::add_device`]), then
+/// [`IdleAnalysis::finish`].
+#[derive(Default)]
 pub(crate) struct IdleAnalysis {
-    /// Idle breakdown per device.
-    pub device: Vec<(u32, IdleBreakdown)>,
     /// Per stream.
     pub streams: Vec<StreamIdle>,
-    /// The longest device gaps.
+    /// Every device gap; the longest once finished.
     pub top_gaps: Vec<Gap>,
     /// Host-wait time by operator, per device.
     pub host_wait_ops: Vec<HostWaitOp>,
@@ -119,42 +120,47 @@ pub(crate) struct IdleAnalysis {
     pub launch_bound_gap_ns: Vec<(u32, i64)>,
 }
 
-/// Finds the cause of the gap `[gap_start, gap_end)` given the activities that start at its end.
+/// Finds the cause of the gap `[gap_start, gap_end)` given the activities that start at its end:
+/// the cause, the next work (the one whose launching call started first, on a tie ended first)
+/// and that call.
 fn classify(
     profile: &Profile,
     next: &[&Activity],
-    launches: &FxHashMap<EventRef, EventRef>,
     gap_start: i64,
     gap_end: i64,
     threshold_ns: i64,
 ) -> (GapCause, EventRef, Option<EventRef>) {
-    // The next work whose launching call started first (on a tie, ended first).
-    let mut first: Option<((i64, i64), EventRef, EventRef)> = None;
-    for a in next {
-        if let Some(&call) = launches.get(&a.event) {
+    let first = next
+        .iter()
+        .filter_map(|a| {
+            let call = a.call?;
             let (call_start, call_dur) = super::event_span(profile, call);
-            let key = (call_start, call_start.saturating_add(call_dur));
-            if first.is_none_or(|(k, ..)| key < k) {
-                first = Some((key, a.event, call));
-            }
-        }
-    }
-    let fallback = next
-        .first()
-        .map_or(EventRef { track: 0, index: 0 }, |a| a.event);
+            Some((
+                (call_start, call_start.saturating_add(call_dur)),
+                a.event,
+                call,
+            ))
+        })
+        .min_by_key(|&(key, ..)| key);
     match first {
         Some(((call_start, _), work, call)) if call_start >= gap_start => {
             (GapCause::HostWait, work, Some(call))
         }
-        other => {
+        _ => {
             let cause = if gap_end - gap_start < threshold_ns {
                 GapCause::KernelWait
             } else {
                 GapCause::Other
             };
-            match other {
+            match first {
                 Some((_, work, call)) => (cause, work, Some(call)),
-                None => (cause, fallback, None),
+                // Gaps end where work starts, so `next` is never empty.
+                None => (
+                    cause,
+                    next.first()
+                        .map_or(EventRef { track: 0, index: 0 }, |a| a.event),
+                    None,
+                ),
             }
         }
     }
@@ -212,22 +218,20 @@ pub(crate) struct ClassifiedGap {
     next_acts: std::ops::Range<usize>,
 }
 
-/// Classifies every gap of `acts` (one device, or one stream, sorted by start) and returns the
-/// gaps with their causes.
+/// Classifies every gap of `acts` (one device, or one stream, sorted by start) whose union is
+/// `busy`, and returns the idle breakdown and the gaps.
 pub(crate) fn classify_gaps(
     profile: &Profile,
     acts: &[&Activity],
-    launches: &FxHashMap<EventRef, EventRef>,
+    busy: &[(i64, i64)],
     threshold_ns: i64,
 ) -> (IdleBreakdown, Vec<ClassifiedGap>) {
-    let busy = union(acts.iter().map(|a| (a.start_ns, a.end_ns)).collect());
     let mut breakdown = IdleBreakdown::default();
     let mut out = Vec::new();
-    for (start, end) in gaps(&busy) {
+    for (start, end) in gaps(busy) {
         let lo = acts.partition_point(|a| a.start_ns < end);
         let hi = acts.partition_point(|a| a.start_ns <= end);
-        let (cause, next, call) =
-            classify(profile, &acts[lo..hi], launches, start, end, threshold_ns);
+        let (cause, next, call) = classify(profile, &acts[lo..hi], start, end, threshold_ns);
         breakdown.add(cause, end - start);
         out.push(ClassifiedGap {
             start_ns: start,
@@ -241,72 +245,61 @@ pub(crate) fn classify_gaps(
     (breakdown, out)
 }
 
-/// The idle analysis of every device and stream. `acts` is sorted by device then start.
-pub(crate) fn idle_analysis(
-    profile: &Profile,
-    acts: &[Activity],
-    launches: &FxHashMap<EventRef, EventRef>,
-    launch: &LaunchStats,
-    opts: &AnalyzeOptions,
-) -> IdleAnalysis {
-    let threshold = opts.kernel_wait_threshold_ns;
-    let mut result = IdleAnalysis {
-        device: Vec::new(),
-        streams: Vec::new(),
-        top_gaps: Vec::new(),
-        host_wait_ops: Vec::new(),
-        launch_bound_gap_ns: Vec::new(),
-    };
-    let mut all_gaps = Vec::new();
-    for dev in acts.chunk_by(|a, b| a.device == b.device) {
+/// The union of the activities' intervals.
+pub(crate) fn busy_of<'a>(acts: impl IntoIterator<Item = &'a Activity>) -> Vec<(i64, i64)> {
+    union(acts.into_iter().map(|a| (a.start_ns, a.end_ns)).collect())
+}
+
+impl IdleAnalysis {
+    /// Analyses one device: `dev` its activities sorted by start, `busy` their union. Returns
+    /// the device's idle breakdown.
+    pub(crate) fn add_device(
+        &mut self,
+        profile: &Profile,
+        dev: &[Activity],
+        busy: &[(i64, i64)],
+        launch: &LaunchStats,
+        opts: &AnalyzeOptions,
+    ) -> IdleBreakdown {
+        let threshold = opts.kernel_wait_threshold_ns;
         let device = dev[0].device;
         let refs: Vec<&Activity> = dev.iter().collect();
-        let (breakdown, gap_list) = classify_gaps(profile, &refs, launches, threshold);
-        result.device.push((device, breakdown));
-        let mut by_op: FxHashMap<Option<EventRef>, (i64, u64)> = FxHashMap::default();
+        let (breakdown, gap_list) = classify_gaps(profile, &refs, busy, threshold);
+        // Host-wait time by the name of the operator the launching thread was in.
+        let mut by_op: FxHashMap<Option<StrId>, (i64, u64)> = FxHashMap::default();
         let mut bound_ns = 0i64;
         for g in gap_list {
-            let (start, dur, cause, call) = (g.start_ns, g.dur_ns, g.cause, g.call);
-            let operator = call.and_then(|c| gap_operator(profile, c, start));
-            if cause == GapCause::HostWait {
-                let e = by_op.entry(operator).or_default();
-                e.0 = e.0.saturating_add(dur);
-                e.1 += 1;
+            let operator = g.call.and_then(|c| gap_operator(profile, c, g.start_ns));
+            if g.cause == GapCause::HostWait {
+                let name = operator
+                    .map(|e| profile.tracks[e.track as usize].events.name[e.index as usize]);
+                let entry = by_op.entry(name).or_default();
+                entry.0 = entry.0.saturating_add(g.dur_ns);
+                entry.1 += 1;
             }
-            if cause != GapCause::Other
+            if g.cause != GapCause::Other
                 && refs[g.next_acts.clone()]
                     .iter()
                     .any(|a| launch.is_launch_bound(profile, a))
             {
-                bound_ns = bound_ns.saturating_add(dur);
+                bound_ns = bound_ns.saturating_add(g.dur_ns);
             }
-            all_gaps.push(Gap {
+            self.top_gaps.push(Gap {
                 device,
-                start_ns: start,
-                dur_ns: dur,
-                cause,
+                start_ns: g.start_ns,
+                dur_ns: g.dur_ns,
+                cause: g.cause,
                 next: g.next,
-                launch: call,
+                launch: g.call,
                 operator,
             });
         }
-        result.launch_bound_gap_ns.push((device, bound_ns));
-        // Group by operator name (several events share a name).
-        let mut by_name: FxHashMap<Option<String>, (i64, u64)> = FxHashMap::default();
-        for (op, (t, n)) in by_op {
-            let name = op.map(|e| {
-                let ev = &profile.tracks[e.track as usize].events;
-                profile.str(ev.name[e.index as usize]).to_string()
-            });
-            let entry = by_name.entry(name).or_default();
-            entry.0 = entry.0.saturating_add(t);
-            entry.1 += n;
-        }
-        let mut ops: Vec<HostWaitOp> = by_name
+        self.launch_bound_gap_ns.push((device, bound_ns));
+        let mut ops: Vec<HostWaitOp> = by_op
             .into_iter()
-            .map(|(operator, (time_ns, gaps))| HostWaitOp {
+            .map(|(name, (time_ns, gaps))| HostWaitOp {
                 device,
-                operator,
+                operator: name.map(|n| profile.str(n).to_string()),
                 time_ns,
                 gaps,
             })
@@ -316,40 +309,41 @@ pub(crate) fn idle_analysis(
                 .cmp(&a.time_ns)
                 .then_with(|| a.operator.cmp(&b.operator))
         });
-        result.host_wait_ops.extend(ops);
+        self.host_wait_ops.extend(ops);
 
-        // Streams of this device.
+        // The device's streams, each with its own gaps.
         let mut streams: FxHashMap<u64, Vec<&Activity>> = FxHashMap::default();
         for a in dev {
             streams.entry(a.stream).or_default().push(a);
         }
-        let mut keys: Vec<u64> = streams.keys().copied().collect();
-        keys.sort_unstable();
-        for stream in keys {
-            let list = &streams[&stream];
-            let (breakdown, _) = classify_gaps(profile, list, launches, threshold);
-            let window_ns = list.iter().map(|a| a.end_ns).max().unwrap_or(0)
-                - list.iter().map(|a| a.start_ns).min().unwrap_or(0);
-            let busy_ns = super::intervals::length(&union(
-                list.iter().map(|a| (a.start_ns, a.end_ns)).collect(),
-            ));
-            result.streams.push(StreamIdle {
+        let mut streams: Vec<(u64, Vec<&Activity>)> = streams.into_iter().collect();
+        streams.sort_unstable_by_key(|s| s.0);
+        for (stream, list) in streams {
+            let busy = busy_of(list.iter().copied());
+            let (idle_breakdown, _) = classify_gaps(profile, &list, &busy, threshold);
+            let window_ns = busy.last().map_or(0, |b| b.1) - busy.first().map_or(0, |b| b.0);
+            let busy_ns = super::intervals::length(&busy);
+            self.streams.push(StreamIdle {
                 device,
                 stream,
                 window_ns,
                 busy_ns,
                 idle_ns: window_ns - busy_ns,
-                idle_breakdown: breakdown,
+                idle_breakdown,
             });
         }
+        breakdown
     }
-    all_gaps.sort_by(|a, b| {
-        b.dur_ns
-            .cmp(&a.dur_ns)
-            .then_with(|| a.start_ns.cmp(&b.start_ns))
-            .then_with(|| a.device.cmp(&b.device))
-    });
-    all_gaps.truncate(opts.top_gaps);
-    result.top_gaps = all_gaps;
-    result
+
+    /// Keeps the `top` longest gaps (then the earliest).
+    pub(crate) fn finish(mut self, top: usize) -> Self {
+        self.top_gaps.sort_by(|a, b| {
+            b.dur_ns
+                .cmp(&a.dur_ns)
+                .then_with(|| a.start_ns.cmp(&b.start_ns))
+                .then_with(|| a.device.cmp(&b.device))
+        });
+        self.top_gaps.truncate(top);
+        self
+    }
 }

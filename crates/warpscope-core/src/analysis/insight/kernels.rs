@@ -4,10 +4,10 @@
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::breakdown::{WeightedMean, event_achieved_occupancy, event_occupancy};
+use super::breakdown::WeightedMean;
 use super::launch::{launch_delay, nearest_rank};
-use super::tensor_cores::uses_tensor_cores;
-use super::{Activity, LaunchStats};
+use super::occupancy::LimiterSet;
+use super::{Activity, KEEP_EVENTS, LaunchStats, longest_first};
 use crate::model::{EventKind, EventRef, Profile};
 use crate::strings::StrId;
 
@@ -39,47 +39,58 @@ pub struct KernelInsight {
     pub longest: Vec<EventRef>,
 }
 
+impl KernelInsight {
+    /// The limiter as the tables show it: `(full)` at full occupancy (nothing to lift), else
+    /// the resource; `None` without a theoretical occupancy.
+    pub fn shown_limiter(&self) -> Option<&str> {
+        match (
+            self.theoretical_occupancy_pct,
+            self.occupancy_limiter.as_deref(),
+        ) {
+            (Some(o), _) if o >= 99.95 => Some("(full)"),
+            (_, limiter) => limiter,
+        }
+    }
+}
+
 #[derive(Default)]
 struct Group {
     calls: u64,
     total_ns: i64,
     theoretical: WeightedMean,
     achieved: WeightedMean,
-    limiter_ns: Vec<(String, i64)>,
+    tensor_cores: bool,
+    limiter_ns: Vec<(LimiterSet, i64)>,
     delays: Vec<i64>,
     launch_bound: u64,
     longest: Vec<(i64, EventRef)>,
 }
 
-/// How many events a kernel row keeps for findings.
-const KEEP_EVENTS: usize = 20;
-
 /// Per kernel name, longest total first (then by name).
 pub(crate) fn kernel_insights(
     profile: &Profile,
     acts: &[Activity],
-    launches: &FxHashMap<EventRef, EventRef>,
     launch: &LaunchStats,
 ) -> Vec<KernelInsight> {
     let mut groups: FxHashMap<StrId, Group> = FxHashMap::default();
     for a in acts.iter().filter(|a| a.kind == EventKind::Kernel) {
         let name = profile.tracks[a.event.track as usize].events.name[a.event.index as usize];
         let g = groups.entry(name).or_default();
-        let dur = a.end_ns - a.start_ns;
+        let dur = a.dur_ns();
         g.calls += 1;
         g.total_ns = g.total_ns.saturating_add(dur);
-        if let Some(o) = event_occupancy(profile, a) {
-            g.theoretical.add(o.occupancy_pct, dur);
-            let text = o.limiter_text();
-            match g.limiter_ns.iter_mut().find(|(l, _)| *l == text) {
+        g.tensor_cores = a.tensor_cores;
+        if let Some((pct, limiters)) = a.occupancy {
+            g.theoretical.add(pct, dur);
+            match g.limiter_ns.iter_mut().find(|(l, _)| *l == limiters) {
                 Some(entry) => entry.1 = entry.1.saturating_add(dur),
-                None => g.limiter_ns.push((text, dur)),
+                None => g.limiter_ns.push((limiters, dur)),
             }
         }
-        if let Some(v) = event_achieved_occupancy(profile, a) {
+        if let Some(v) = a.achieved_pct {
             g.achieved.add(v, dur);
         }
-        if let Some(&call) = launches.get(&a.event) {
+        if let Some(call) = a.call {
             g.delays.push(launch_delay(profile, a.event, call));
         }
         if launch.is_launch_bound(profile, a) {
@@ -87,7 +98,8 @@ pub(crate) fn kernel_insights(
         }
         g.longest.push((dur, a.event));
         if g.longest.len() > 4 * KEEP_EVENTS {
-            keep_longest(&mut g.longest);
+            longest_first(&mut g.longest);
+            g.longest.truncate(KEEP_EVENTS);
         }
     }
     let mut rows: Vec<KernelInsight> = groups
@@ -95,21 +107,24 @@ pub(crate) fn kernel_insights(
         .map(|(name, mut g)| {
             let name = profile.str(name).to_string();
             g.delays.sort_unstable();
-            keep_longest(&mut g.longest);
-            g.limiter_ns
-                .sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            let mut limiters: Vec<(String, i64)> = g
+                .limiter_ns
+                .iter()
+                .map(|&(set, ns)| (set.text(), ns))
+                .collect();
+            limiters.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             KernelInsight {
-                tensor_cores: uses_tensor_cores(&name),
+                tensor_cores: g.tensor_cores,
                 name,
                 calls: g.calls,
                 total_ns: g.total_ns,
                 theoretical_occupancy_pct: g.theoretical.mean(),
-                occupancy_limiter: g.limiter_ns.first().map(|(l, _)| l.clone()),
+                occupancy_limiter: limiters.into_iter().next().map(|(l, _)| l),
                 achieved_occupancy_pct: g.achieved.mean(),
                 launch_delay_median_ns: nearest_rank(&g.delays, 1, 2),
                 launch_delay_p95_ns: nearest_rank(&g.delays, 95, 100),
                 launch_bound_calls: g.launch_bound,
-                longest: g.longest.iter().map(|&(_, e)| e).collect(),
+                longest: longest_first(&mut g.longest),
             }
         })
         .collect();
@@ -119,9 +134,4 @@ pub(crate) fn kernel_insights(
             .then_with(|| a.name.cmp(&b.name))
     });
     rows
-}
-
-fn keep_longest(list: &mut Vec<(i64, EventRef)>) {
-    list.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    list.truncate(KEEP_EVENTS);
 }

@@ -2,7 +2,7 @@
 //! typical cost of a launch, the kernels shorter than it, and CUDA graph launches
 //! (`docs/analysis.md`, section 4).
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 use serde::Serialize;
 
 use super::Activity;
@@ -67,19 +67,15 @@ pub(crate) fn launch_delay(profile: &Profile, kernel: EventRef, call: EventRef) 
 }
 
 /// The launch statistics of the kernels among `acts`.
-pub(crate) fn launch_stats(
-    profile: &Profile,
-    acts: &[Activity],
-    launches: &FxHashMap<EventRef, EventRef>,
-) -> LaunchStats {
+pub(crate) fn launch_stats(profile: &Profile, acts: &[Activity]) -> LaunchStats {
     let mut stats = LaunchStats::default();
     let mut calls: FxHashSet<EventRef> = FxHashSet::default();
     let mut graph_calls: FxHashSet<EventRef> = FxHashSet::default();
     let mut delays = Vec::new();
     for a in acts.iter().filter(|a| a.kind == EventKind::Kernel) {
         stats.kernels += 1;
-        stats.kernel_ns = stats.kernel_ns.saturating_add(a.end_ns - a.start_ns);
-        let Some(&call) = launches.get(&a.event) else {
+        stats.kernel_ns = stats.kernel_ns.saturating_add(a.dur_ns());
+        let Some(call) = a.call else {
             continue;
         };
         stats.kernels_with_launch += 1;
@@ -104,7 +100,7 @@ pub(crate) fn launch_stats(
     for a in acts {
         if stats.is_launch_bound(profile, a) {
             stats.launch_bound_kernels += 1;
-            stats.launch_bound_ns = stats.launch_bound_ns.saturating_add(a.end_ns - a.start_ns);
+            stats.launch_bound_ns = stats.launch_bound_ns.saturating_add(a.dur_ns());
         }
     }
     stats.launch_bound_pct = crate::analysis::pct(stats.launch_bound_ns, stats.kernel_ns);

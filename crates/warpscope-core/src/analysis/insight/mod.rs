@@ -25,8 +25,11 @@ pub use launch::LaunchStats;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
+use crate::analysis::compare::is_nccl_kernel;
 use crate::model::{EventKind, EventRef, FlowKind, Profile, TrackKey};
 use crate::time::TimeRange;
+use occupancy::{GpuArch, LaunchConfig, LimiterSet, launch_config, theoretical_occupancy};
+use tensor_cores::uses_tensor_cores;
 
 /// Settings of [`analyze`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,7 +73,9 @@ pub struct Insights {
     pub findings: Vec<Finding>,
 }
 
-/// One kernel, copy or set that touches the range, clipped to it.
+/// One kernel, copy or set that touches the range, clipped to it, with what the analysis asks of
+/// it worked out once: its launching call, and for kernels, communication, Tensor Cores and
+/// occupancy.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Activity {
     /// The event.
@@ -85,26 +90,55 @@ pub(crate) struct Activity {
     pub end_ns: i64,
     /// Kernel, copy or set.
     pub kind: EventKind,
+    /// The API call that launched it (launch flow).
+    pub call: Option<EventRef>,
     /// A communication (NCCL/RCCL) kernel.
     pub comm: bool,
+    /// A kernel that runs on Tensor Cores.
+    pub tensor_cores: bool,
+    /// A kernel's theoretical occupancy in percent, and what limits it.
+    pub occupancy: Option<(f64, LimiterSet)>,
+    /// A kernel's estimated achieved occupancy from the file (Kineto), in percent; Kineto's 0
+    /// means it did not estimate it, and is left out.
+    pub achieved_pct: Option<f64>,
 }
 
-/// True for communication kernels: names containing `nccl` or `rccl`, in any case.
+impl Activity {
+    /// Clipped length.
+    pub fn dur_ns(&self) -> i64 {
+        self.end_ns - self.start_ns
+    }
+}
+
+/// True for communication kernels: NCCL's ([`is_nccl_kernel`]) and ROCm's RCCL (`rccl` in
+/// the name, in any case).
 pub fn is_communication(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.contains("nccl") || lower.contains("rccl")
+    is_nccl_kernel(name)
+        || name
+            .as_bytes()
+            .windows(4)
+            .any(|w| w.eq_ignore_ascii_case(b"rccl"))
+}
+
+/// The name facts of a kernel, decided once per name: (communication, Tensor Cores).
+fn name_facts(name: &str) -> (bool, bool) {
+    (is_communication(name), uses_tensor_cores(name))
 }
 
 /// The kernels, copies and sets of the range with positive clipped length, by device and start.
+/// Name facts are decided once per name, occupancy once per (device, launch configuration).
 pub(crate) fn activities(profile: &Profile, range: TimeRange) -> Vec<Activity> {
+    let launches = launch_map(profile, range);
+    let mut by_name: FxHashMap<crate::StrId, (bool, bool)> = FxHashMap::default();
+    let mut arch_of: FxHashMap<u32, Option<GpuArch>> = FxHashMap::default();
+    let mut occupancy_of: FxHashMap<(u32, LaunchConfig), Option<(f64, LimiterSet)>> =
+        FxHashMap::default();
     let mut out = Vec::new();
     for (t, track) in profile.tracks.iter().enumerate() {
         let TrackKey::Gpu { device, stream, .. } = track.key else {
             continue;
         };
         let ev = &track.events;
-        // Communication is decided once per name, not per event.
-        let mut comm_by_name: FxHashMap<crate::StrId, bool> = FxHashMap::default();
         for i in track.candidates(&range) {
             let kind = ev.kind[i];
             if !kind.is_gpu_activity() {
@@ -115,19 +149,40 @@ pub(crate) fn activities(profile: &Profile, range: TimeRange) -> Vec<Activity> {
             if end_ns <= start_ns {
                 continue;
             }
-            let comm = kind == EventKind::Kernel
-                && *comm_by_name
-                    .entry(ev.name[i])
-                    .or_insert_with(|| is_communication(profile.str(ev.name[i])));
-            out.push(Activity {
-                event: event_ref(t, i),
+            let event = event_ref(t, i);
+            let mut a = Activity {
+                event,
                 device,
                 stream,
                 start_ns,
                 end_ns,
                 kind,
-                comm,
-            });
+                call: launches.get(&event).copied(),
+                comm: false,
+                tensor_cores: false,
+                occupancy: None,
+                achieved_pct: None,
+            };
+            if kind == EventKind::Kernel {
+                (a.comm, a.tensor_cores) = *by_name
+                    .entry(ev.name[i])
+                    .or_insert_with(|| name_facts(profile.str(ev.name[i])));
+                if let Some(info) = profile.kernel_info(track, i) {
+                    a.achieved_pct = info.occupancy_pct.filter(|&v| v > 0.0).map(f64::from);
+                    let arch = *arch_of.entry(device).or_insert_with(|| {
+                        let (major, minor) = profile.device(device)?.compute_capability?;
+                        GpuArch::for_compute_capability(major, minor)
+                    });
+                    if let (Some(arch), Some(config)) = (arch, launch_config(info)) {
+                        a.occupancy = *occupancy_of.entry((device, config)).or_insert_with(|| {
+                            theoretical_occupancy(&arch, config)
+                                .ok()
+                                .map(|o| (o.occupancy_pct, o.limiter_set()))
+                        });
+                    }
+                }
+            }
+            out.push(a);
         }
     }
     out.sort_by_key(|a| (a.device, a.start_ns, a.event));
@@ -142,14 +197,31 @@ pub(crate) fn event_ref(track: usize, index: usize) -> EventRef {
     }
 }
 
-/// The launching API call of each GPU event, from the profile's launch flows.
-pub(crate) fn launch_map(profile: &Profile) -> FxHashMap<EventRef, EventRef> {
+/// The launching API call of each GPU event that touches `range`, from the profile's launch
+/// flows (only those flows are hashed: a table over a dragged range stays cheap).
+fn launch_map(profile: &Profile, range: TimeRange) -> FxHashMap<EventRef, EventRef> {
     profile
         .flows
         .iter()
         .filter(|f| f.kind == FlowKind::Launch)
+        .filter(|f| {
+            range.is_all() || {
+                let (start_ns, dur_ns) = event_span(profile, f.to);
+                range.contains_event(start_ns, dur_ns)
+            }
+        })
         .map(|f| (f.to, f.from))
         .collect()
+}
+
+/// How many events a finding or a kernel row keeps: the longest.
+pub(crate) const KEEP_EVENTS: usize = 20;
+
+/// Sorts (duration, event) pairs longest first (then by position), and returns the events of the
+/// first [`KEEP_EVENTS`].
+pub(crate) fn longest_first(timed: &mut [(i64, EventRef)]) -> Vec<EventRef> {
+    timed.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    timed.iter().take(KEEP_EVENTS).map(|&(_, e)| e).collect()
 }
 
 /// Start and duration of an event.
@@ -163,24 +235,25 @@ pub(crate) fn event_span(profile: &Profile, e: EventRef) -> (i64, i64) {
 /// launch delays (the `kernels` of [`analyze`], without the rest of the analysis).
 pub fn kernel_insights(profile: &Profile, range: TimeRange) -> Vec<KernelInsight> {
     let acts = activities(profile, range);
-    let launches = launch_map(profile);
-    let launch = launch::launch_stats(profile, &acts, &launches);
-    kernels::kernel_insights(profile, &acts, &launches, &launch)
+    let launch = launch::launch_stats(profile, &acts);
+    kernels::kernel_insights(profile, &acts, &launch)
 }
 
 /// Analyses `profile` over `range`: see the module documentation and `docs/analysis.md`.
 pub fn analyze(profile: &Profile, range: TimeRange, opts: &AnalyzeOptions) -> Insights {
     let acts = activities(profile, range);
-    let launches = launch_map(profile);
-    let launch = launch::launch_stats(profile, &acts, &launches);
-    let kernels = kernels::kernel_insights(profile, &acts, &launches, &launch);
-    let mut devices = breakdown::device_breakdowns(profile, &acts, opts.buckets);
-    let idle = idle::idle_analysis(profile, &acts, &launches, &launch, opts);
-    // Both lists hold the devices in the same (ascending) order.
-    for (d, (device, breakdown)) in devices.iter_mut().zip(&idle.device) {
-        debug_assert_eq!(d.device, *device);
-        d.idle_breakdown = *breakdown;
+    let launch = launch::launch_stats(profile, &acts);
+    let kernels = kernels::kernel_insights(profile, &acts, &launch);
+    let mut devices = Vec::new();
+    let mut idle = idle::IdleAnalysis::default();
+    for dev in acts.chunk_by(|a, b| a.device == b.device) {
+        // One union of the device's work serves the breakdown and the gaps.
+        let busy = idle::busy_of(dev);
+        let mut d = breakdown::device_breakdown(dev, &busy, opts.buckets);
+        d.idle_breakdown = idle.add_device(profile, dev, &busy, &launch, opts);
+        devices.push(d);
     }
+    let idle = idle.finish(opts.top_gaps);
     let kernel_ns = crate::analysis::saturating_sum(devices.iter().map(|d| d.kernel_ns));
     let tensor_ns = crate::analysis::saturating_sum(devices.iter().map(|d| d.tensor_core_ns));
     let mut insights = Insights {

@@ -78,7 +78,7 @@ impl GpuArch {
 }
 
 /// What a kernel launch asks of an SM.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LaunchConfig {
     /// Threads per block (the product of the block's dimensions).
     pub block_size: u32,
@@ -103,6 +103,14 @@ pub enum Limiter {
 }
 
 impl Limiter {
+    /// Every limiter, in the calculator's order.
+    pub const ALL: [Self; 4] = [
+        Self::Warps,
+        Self::Registers,
+        Self::SharedMemory,
+        Self::Blocks,
+    ];
+
     /// Stable name used in JSON and tables.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -129,9 +137,34 @@ pub struct Occupancy {
 }
 
 impl Occupancy {
+    /// The limiters as a set (a `Copy` value, for grouping launches by what limits them).
+    pub fn limiter_set(&self) -> LimiterSet {
+        LimiterSet::of(&self.limiters)
+    }
+
     /// The limiters joined by `+` (`registers`, `warps+registers`).
     pub fn limiter_text(&self) -> String {
-        let names: Vec<&str> = self.limiters.iter().map(|l| l.as_str()).collect();
+        self.limiter_set().text()
+    }
+}
+
+/// A set of [`Limiter`]s, one bit each (the calculator's limiting-factor bits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct LimiterSet(u8);
+
+impl LimiterSet {
+    /// The set of `limiters`.
+    pub fn of(limiters: &[Limiter]) -> Self {
+        Self(limiters.iter().fold(0, |bits, &l| bits | (1 << l as u8)))
+    }
+
+    /// The limiters joined by `+`, in the calculator's order (`warps+registers`).
+    pub fn text(self) -> String {
+        let names: Vec<&str> = Limiter::ALL
+            .iter()
+            .filter(|&&l| self.0 & (1 << l as u8) != 0)
+            .map(|l| l.as_str())
+            .collect();
         names.join("+")
     }
 }

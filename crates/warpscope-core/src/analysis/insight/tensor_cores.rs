@@ -29,7 +29,25 @@ const NOT_FP32_MARKERS: &[&str] = &["dgemm", "double", "f64", "__half", "half", 
 
 /// True if a kernel with this name runs on Tensor Cores.
 pub fn uses_tensor_cores(name: &str) -> bool {
+    tensor_cores_lower(&name.to_ascii_lowercase())
+}
+
+/// True if a kernel with this name is a matrix multiplication or a convolution.
+pub fn is_gemm_or_conv(name: &str) -> bool {
+    gemm_or_conv_lower(&name.to_ascii_lowercase())
+}
+
+/// True for a GEMM or convolution that runs in FP32 on the CUDA cores: the work TF32 or AMP
+/// would move onto Tensor Cores.
+pub fn is_fp32_gemm_off_tensor_cores(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
+    gemm_or_conv_lower(&lower)
+        && !tensor_cores_lower(&lower)
+        && !NOT_FP32_MARKERS.iter().any(|m| lower.contains(m))
+}
+
+/// [`uses_tensor_cores`] of a name already in lower case.
+fn tensor_cores_lower(lower: &str) -> bool {
     if CUDA_CORE_MARKERS.iter().any(|m| lower.contains(m)) {
         return false;
     }
@@ -37,19 +55,9 @@ pub fn uses_tensor_cores(name: &str) -> bool {
         || (lower.contains("xmma") && LOW_PRECISION_XMMA.iter().any(|m| lower.contains(m)))
 }
 
-/// True if a kernel with this name is a matrix multiplication or a convolution.
-pub fn is_gemm_or_conv(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
+/// [`is_gemm_or_conv`] of a name already in lower case.
+fn gemm_or_conv_lower(lower: &str) -> bool {
     GEMM_OR_CONV_MARKERS.iter().any(|m| lower.contains(m))
-}
-
-/// True for a GEMM or convolution that runs in FP32 on the CUDA cores: the work TF32 or AMP
-/// would move onto Tensor Cores.
-pub fn is_fp32_gemm_off_tensor_cores(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    is_gemm_or_conv(&lower)
-        && !uses_tensor_cores(&lower)
-        && !NOT_FP32_MARKERS.iter().any(|m| lower.contains(m))
 }
 
 #[cfg(test)]
