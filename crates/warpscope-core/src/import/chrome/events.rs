@@ -568,15 +568,13 @@ impl ChromeState {
         } else {
             self.b.intern(cat_text)
         };
-        self.flow_points
-            .entry((cat, id))
-            .or_default()
-            .push(FlowPoint {
-                ph: ev.ph,
-                at: (pid, tid, ts_ns),
-                enclosing: ev.ph == b't' || ev.bp_enclosing,
-                kind,
-            });
+        self.flow_points.push(FlowPoint {
+            key: (cat, id),
+            ph: ev.ph,
+            at: (pid, tid, ts_ns),
+            enclosing: ev.ph == b't' || ev.bp_enclosing,
+            kind,
+        });
     }
 
     pub(super) fn async_event(

@@ -20,15 +20,13 @@ impl ChromeState {
     /// format does not require events in order). Ends that never get a start are normal
     /// (Kineto writes them for calls that launch nothing) and are dropped.
     pub(super) fn match_flow_points(&mut self) {
-        let mut keys: Vec<_> = self.flow_points.keys().copied().collect();
-        keys.sort_unstable();
-        for key in keys {
-            let Some(points) = self.flow_points.remove(&key) else {
-                continue;
-            };
+        let mut all = std::mem::take(&mut self.flow_points);
+        // Stable: the points of one flow stay in file order.
+        all.sort_by_key(|p| p.key);
+        for points in all.chunk_by(|a, b| a.key == b.key) {
             let mut from: Option<(TraceId, TraceId, i64)> = None;
             let mut waiting: Option<FlowPoint> = None;
-            for p in points {
+            for &p in points {
                 match (p.ph, from) {
                     (b's', _) => match waiting.take() {
                         Some(end) => self.raw_flows.push(RawFlow {

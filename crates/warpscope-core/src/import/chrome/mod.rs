@@ -163,6 +163,8 @@ struct OpenBegin {
 /// One `s`/`t`/`f` event.
 #[derive(Clone, Copy)]
 struct FlowPoint {
+    /// The flow's category and id: the points of one flow share it.
+    key: (StrId, u64),
     ph: u8,
     at: (TraceId, TraceId, i64),
     enclosing: bool,
@@ -253,8 +255,9 @@ struct ChromeState {
     last_track: Option<(TrackKey, TrackId)>,
     open_begins: FxHashMap<(TraceId, TraceId), Vec<OpenBegin>>,
     open_async: FxHashMap<(TraceId, StrId, u64), Vec<(i64, StrId)>>,
-    /// Flow points (`s`, `t`, `f`) by (category, id), matched in time order at the end.
-    flow_points: FxHashMap<(StrId, u64), Vec<FlowPoint>>,
+    /// Flow points (`s`, `t`, `f`) in file order, grouped by (category, id) and matched at the
+    /// end (one flat list: a map of small vectors cost an allocation per flow).
+    flow_points: Vec<FlowPoint>,
     /// v2 flow ends (`bind_id`): (id, is the start, the event's track and index).
     bind_points: Vec<(u64, bool, TrackId, u32, i64)>,
     raw_flows: Vec<RawFlow>,
@@ -289,7 +292,7 @@ impl ChromeState {
             last_track: None,
             open_begins: FxHashMap::default(),
             open_async: FxHashMap::default(),
-            flow_points: FxHashMap::default(),
+            flow_points: Vec::new(),
             bind_points: Vec::new(),
             raw_flows: Vec::new(),
             counters: FxHashMap::default(),
