@@ -12,6 +12,7 @@ pub mod export;
 pub mod import;
 pub mod model;
 pub mod names;
+pub mod parallel;
 pub mod strings;
 pub mod time;
 

@@ -1862,13 +1862,24 @@ fn distributed_info_and_device_properties() {
 
 /// Imports in-memory bytes with the event array cut into blocks of `block_bytes`.
 fn import_blocks(name: &str, data: &[u8], block_bytes: usize) -> Result<Profile, String> {
-    warpscope_core::import::chrome::import_with_block_bytes(
+    import_threads(name, data, block_bytes, 2)
+}
+
+/// [`import_blocks`] with `workers` worker threads (0: every event parsed on one thread).
+fn import_threads(
+    name: &str,
+    data: &[u8],
+    block_bytes: usize,
+    workers: usize,
+) -> Result<Profile, String> {
+    warpscope_core::import::chrome::import_with_workers(
         warpscope_core::Input::Bytes {
             name: Path::new(name),
             data,
         },
         &Progress::new(),
         block_bytes,
+        workers,
     )
     .map(|(p, _)| p)
     .map_err(|e| e.to_string())
@@ -1961,8 +1972,15 @@ fn profile_text(p: &Profile) -> String {
         out.push_str(&format!("warning {} x{}: {}\n", w.code, w.count, w.message));
     }
     out.push_str(&format!(
-        "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n",
-        p.kernels, p.copies, p.counters, p.devices, p.process_names, p.flows
+        "{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n",
+        p.kernels,
+        p.copies,
+        p.api_calls,
+        p.counters,
+        p.markers,
+        p.devices,
+        p.process_names,
+        p.flows
     ));
     out
 }
@@ -2017,18 +2035,22 @@ fn the_result_does_not_depend_on_where_blocks_are_cut() {
         inputs.push((format!("tricky{i}.json"), t.clone().into_bytes()));
     }
     for (name, data) in &inputs {
-        let whole = import_blocks(name, data, usize::MAX / 4).map(|p| profile_text(&p));
+        // One block, every event parsed on the importing thread: the reference.
+        let whole = import_threads(name, data, usize::MAX / 4, 0).map(|p| profile_text(&p));
         let default = import_blocks(name, data, warpscope_core::import::json::BLOCK_BYTES)
             .map(|p| profile_text(&p));
         assert_eq!(whole, default, "{name}: default blocks");
         let small: &[usize] = if data.len() > 200_000 {
-            &[64, 4096]
+            &[64, 4096, 65_536]
         } else {
             &[1, 7, 64, 4096]
         };
         for &b in small {
-            let got = import_blocks(name, data, b).map(|p| profile_text(&p));
-            assert_eq!(whole, got, "{name}: blocks of {b} bytes");
+            // Blocks imported on worker threads and merged, with one worker and with several.
+            for workers in [0, 1, 3] {
+                let got = import_threads(name, data, b, workers).map(|p| profile_text(&p));
+                assert_eq!(whole, got, "{name}: blocks of {b} bytes, {workers} workers");
+            }
         }
     }
 }

@@ -21,6 +21,17 @@ impl ChromeState {
     /// (Kineto writes them for calls that launch nothing) and are dropped.
     pub(super) fn match_flow_points(&mut self) {
         let mut all = std::mem::take(&mut self.flow_points);
+        // Correlation ids already link every launch (see `bind_flows`): the launch arrows, most
+        // of the points in a Kineto trace, need no matching, unless flows without a category
+        // share their (category, id) keys.
+        let uncategorised = self.unsorted_cat;
+        if self.launches_have_correlations()
+            && !all
+                .iter()
+                .any(|p| p.kind != FlowKind::Launch && p.key.0 == uncategorised)
+        {
+            all.retain(|p| p.kind != FlowKind::Launch);
+        }
         // Stable: the points of one flow stay in file order.
         all.sort_by_key(|p| p.key);
         for points in all.chunk_by(|a, b| a.key == b.key) {
@@ -382,9 +393,14 @@ impl ChromeState {
         }
     }
 
+    /// True when kernels carry correlation ids, which link launches to kernels exactly; the
+    /// launch arrows (`ac2g` flows) would then only repeat those links.
+    fn launches_have_correlations(&self) -> bool {
+        self.b.kernels.iter().any(|k| k.correlation.is_some())
+    }
+
     pub(super) fn bind_flows(&mut self) {
-        let has_correlations =
-            !self.b.kernels.is_empty() && self.b.kernels.iter().any(|k| k.correlation.is_some());
+        let has_correlations = self.launches_have_correlations();
         let mut thread_tracks = std::mem::take(&mut self.thread_tracks);
         if thread_tracks.is_empty() {
             for (i, t) in self.b.tracks().iter().enumerate() {

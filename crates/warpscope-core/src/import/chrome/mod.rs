@@ -17,6 +17,7 @@ mod classify;
 mod events;
 mod finish;
 mod metadata;
+mod parallel;
 mod stream;
 mod tokenize;
 
@@ -38,7 +39,7 @@ use classify::Class;
 pub(crate) use classify::category_kind;
 pub(crate) use classify::{LANE_ARG, gpu_lane, lane_text};
 use metadata::Carried;
-use tokenize::{PreBlock, pre_tokenize};
+use parallel::Cooked;
 
 /// Imports a Chrome trace JSON file (plain or gzip).
 pub fn import(
@@ -57,6 +58,18 @@ pub fn import_with_block_bytes(
     progress: &Progress,
     block_bytes: usize,
 ) -> Result<(Profile, ImportTimings), ImportError> {
+    import_with_workers(input, progress, block_bytes, crate::parallel::threads())
+}
+
+/// [`import_with_block_bytes`] with `workers` worker threads (0: every event is parsed on the
+/// importing thread). The result does not depend on the number of workers.
+#[doc(hidden)]
+pub fn import_with_workers(
+    input: Input<'_>,
+    progress: &Progress,
+    block_bytes: usize,
+    workers: usize,
+) -> Result<(Profile, ImportTimings), ImportError> {
     let started = Instant::now();
     let path = input.path();
     let (reader, compressed, file_bytes) = input.open()?;
@@ -71,9 +84,11 @@ pub fn import_with_block_bytes(
     state.b.source.compressed = compressed;
     state.b.source.file_bytes = file_bytes;
 
-    let (tx, rx) = sync_channel::<Chunk<PreBlock>>(2);
+    let (tx, rx) = sync_channel::<Chunk<Cooked>>(workers.max(2));
     let mut parse_time = std::time::Duration::ZERO;
     let mut read_time = std::time::Duration::ZERO;
+    let window = parallel::Window::new(workers);
+    let jobs = parallel::Jobs::new(rx);
     let outcome = std::thread::scope(|scope| {
         let reader_thread = scope.spawn(move || {
             let t = Instant::now();
@@ -81,27 +96,61 @@ pub fn import_with_block_bytes(
                 block_bytes,
                 keep_key: metadata::is_read_top_level_key,
             };
-            json::split_stream_with(counting, &tx, pre_tokenize, options);
+            // When the queue is full the reader imports a block itself (with no workers, it
+            // leaves every block to the importing thread).
+            let cook = |bytes: &[u8]| {
+                if workers == 0 {
+                    Cooked::nothing()
+                } else {
+                    parallel::cook(bytes, path)
+                }
+            };
+            json::split_stream_with(counting, &tx, cook, options);
             t.elapsed()
         });
-        let mut result = Ok(());
-        for chunk in &rx {
+        let mut take = |chunk: Chunk<Cooked>| -> Result<(), ImportError> {
             if progress.is_cancelled() {
-                result = Err(ImportError::Cancelled {
+                return Err(ImportError::Cancelled {
                     path: path.to_path_buf(),
                 });
-                break;
             }
             let t = Instant::now();
             let step = state.chunk(chunk);
             parse_time += t.elapsed();
-            if let Err(e) = step {
-                result = Err(e);
-                break;
+            step
+        };
+        let mut result = Ok(());
+        if workers == 0 {
+            while let Some((_, chunk)) = jobs.take() {
+                result = take(chunk);
+                if result.is_err() {
+                    break;
+                }
             }
+            // Unblock the reader if we stopped early.
+            jobs.hang_up();
+        } else {
+            let (done_tx, done_rx) = sync_channel(workers.saturating_mul(2));
+            let window = &window;
+            let jobs = &jobs;
+            for _ in 0..workers {
+                let done_tx = done_tx.clone();
+                scope.spawn(move || parallel::work(jobs, window, &done_tx, path));
+            }
+            drop(done_tx);
+            let mut reorder = parallel::Reorder::new(window);
+            'blocks: for (seq, chunk) in &done_rx {
+                for chunk in reorder.push(seq, chunk) {
+                    result = take(chunk);
+                    if result.is_err() {
+                        break 'blocks;
+                    }
+                }
+            }
+            // Stop the workers (and through them the reader) if we stopped early.
+            window.close();
+            drop(done_rx);
         }
-        // Unblock the reader if we stopped early, then wait for it.
-        drop(rx);
         match reader_thread.join() {
             Ok(d) => read_time = d,
             // A bug on the reader thread must not pass for the end of the file.

@@ -2,12 +2,13 @@
 //! and how the input ended.
 
 use super::ChromeState;
-use super::tokenize::{MAX_EVENT_BYTES, PreBlock, Stop, TokenIssue, count_lines, tokenize};
+use super::parallel::Cooked;
+use super::tokenize::{MAX_EVENT_BYTES, Stop, TokenIssue, count_lines, tokenize};
 use crate::import::ImportError;
 use crate::import::json::{self, Chunk, Parser, SplitError, StreamEnd};
 
 impl ChromeState {
-    pub(super) fn chunk(&mut self, chunk: Chunk<PreBlock>) -> Result<(), ImportError> {
+    pub(super) fn chunk(&mut self, chunk: Chunk<Cooked>) -> Result<(), ImportError> {
         match chunk {
             Chunk::Events {
                 bytes,
@@ -194,10 +195,11 @@ impl ChromeState {
         }
     }
 
-    /// Handles one block of the event array. A block tokenized on the reader thread is used
-    /// when it starts where the previous block ended (no incomplete element carried over);
-    /// otherwise the carried-over bytes and the block are parsed here.
-    pub(super) fn events_block(&mut self, bytes: &[u8], first_line: u64, pre: Option<PreBlock>) {
+    /// Handles one block of the event array. What a worker imported from the block is merged
+    /// when the block starts where the previous one ended (no incomplete element carried over),
+    /// and the rest of the block is parsed here; otherwise the carried-over bytes and the block
+    /// are parsed here.
+    pub(super) fn events_block(&mut self, bytes: &[u8], first_line: u64, pre: Option<Cooked>) {
         if self.stream.in_tail {
             self.tail_block(bytes);
             return;
@@ -220,20 +222,19 @@ impl ChromeState {
             .all(|b| b.is_ascii_whitespace() || *b == b',');
         if carry_is_blank {
             if let Some(pre) = pre {
-                self.lenient_tokens += pre.lenient_tokens;
-                self.repaired_strings += pre.repaired_strings;
-                self.control_strings += pre.control_strings;
-                for e in &pre.events {
-                    let ev = e.to_raw(bytes, &pre.owned);
-                    self.events_read += 1;
-                    self.event(&ev);
+                if let Some(cooked) = pre.state {
+                    self.absorb(*cooked);
                 }
                 self.stream.carry.clear();
                 self.stream.carry_line = first_line;
                 // Continue after the last element the reader parsed.
                 let rest = &bytes[pre.stop_at..];
-                let rest_line = first_line + count_lines(&bytes[..pre.stop_at]);
-                self.parse_here(rest, rest_line);
+                if rest.is_empty() {
+                    self.stream.carry_pending = false;
+                } else {
+                    let rest_line = first_line + count_lines(&bytes[..pre.stop_at]);
+                    self.parse_here(rest, rest_line);
+                }
                 return;
             }
             self.stream.carry.clear();
@@ -339,6 +340,7 @@ impl ChromeState {
             lenient = p.lenient_tokens;
             repaired = p.repaired_strings;
             control = p.control_strings;
+            true
         });
         self.lenient_tokens += lenient;
         self.repaired_strings += repaired;

@@ -1,5 +1,5 @@
-//! Tokenizing the event array: elements into [`RawEvent`]s, on this thread (lenient) or
-//! speculatively on the reader thread (strict, into a [`PreBlock`]).
+//! Tokenizing the event array: elements into [`RawEvent`]s, on the importing thread (lenient)
+//! or on a worker thread (strict, see `parallel.rs`).
 
 use std::borrow::Cow;
 
@@ -62,12 +62,13 @@ pub(super) enum TokenIssue {
 pub(super) const MAX_EVENT_BYTES: usize = 64 << 20;
 
 /// Walks the elements of (part of) the event array, calling `on` for each. In strict mode
-/// (speculative tokenizing on the reader thread) it stops at the first problem; in lenient mode
-/// it skips broken elements and reports them.
+/// (on a worker thread) it stops at the first problem; in lenient mode it skips broken elements
+/// and reports them. When `on` returns false for an event, the walk stops there as at an error
+/// (`Stop::Error` at the event's start).
 pub(super) fn tokenize<'a>(
     data: &'a [u8],
     strict: bool,
-    mut on: impl FnMut(Result<RawEvent<'a>, TokenIssue>, &Parser<'a>),
+    mut on: impl FnMut(Result<RawEvent<'a>, TokenIssue>, &Parser<'a>) -> bool,
 ) -> Stop {
     let mut p = Parser::new(data);
     loop {
@@ -82,7 +83,11 @@ pub(super) fn tokenize<'a>(
                     }
                     on(Err(TokenIssue::Oversized), &p);
                 }
-                Ok(ev) => on(Ok(ev), &p),
+                Ok(ev) => {
+                    if !on(Ok(ev), &p) {
+                        return Stop::Error(start);
+                    }
+                }
                 Err(e) => match json::ValueScanner::default().feed(data, start) {
                     None => return Stop::Incomplete(start),
                     Some(_) if strict => return Stop::Error(start),
@@ -101,7 +106,9 @@ pub(super) fn tokenize<'a>(
                 p.seek(start + end);
             }
             _ => match p.skip_value() {
-                Ok(()) => on(Err(TokenIssue::NotObjects(1)), &p),
+                Ok(()) => {
+                    on(Err(TokenIssue::NotObjects(1)), &p);
+                }
                 Err(e) if e.offset >= data.len() => return Stop::Incomplete(start),
                 Err(e) => {
                     on(Err(TokenIssue::Syntax(e.offset, e.detail)), &p);
@@ -146,179 +153,6 @@ fn number_run(data: &[u8]) -> Option<(u64, usize, usize)> {
 }
 
 pub(super) use crate::import::json::count_newlines as count_lines;
-
-/// Text of an event field inside a block, or an unescaped copy.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum TextRef {
-    Slice(u32, u32),
-    Owned(u32),
-}
-
-/// A pid/tid/id inside a block.
-#[derive(Clone, Copy, Debug)]
-pub(super) enum IdRef {
-    Int(i64),
-    Text(TextRef),
-}
-
-/// A [`RawEvent`] made on the reader thread, as offsets into its block (so it can cross
-/// threads without copying strings).
-#[derive(Debug)]
-pub(super) struct PreEvent {
-    pub(super) ph: u8,
-    pub(super) scope: u8,
-    pub(super) flow_in: bool,
-    pub(super) flow_out: bool,
-    pub(super) bp_enclosing: bool,
-    pub(super) keys: u32,
-    pub(super) bad_field: Option<&'static str>,
-    pub(super) name: Option<TextRef>,
-    pub(super) cat: Option<TextRef>,
-    pub(super) ts: Option<TextRef>,
-    pub(super) dur: Option<TextRef>,
-    pub(super) pid: Option<IdRef>,
-    pub(super) tid: Option<IdRef>,
-    pub(super) id: Option<IdRef>,
-    pub(super) bind_id: Option<IdRef>,
-    pub(super) args: Option<TextRef>,
-}
-
-/// A block tokenized on the reader thread.
-#[derive(Debug)]
-pub(super) struct PreBlock {
-    pub(super) events: Vec<PreEvent>,
-    /// Unescaped strings referred to by [`TextRef::Owned`].
-    pub(super) owned: Vec<String>,
-    /// Where tokenizing stopped; the consumer parses the rest itself.
-    pub(super) stop_at: usize,
-    pub(super) lenient_tokens: u64,
-    pub(super) repaired_strings: u64,
-    pub(super) control_strings: u64,
-}
-
-/// Tokenizes a block on the reader thread (strict: stops at the first problem).
-pub(super) fn pre_tokenize(bytes: &[u8]) -> PreBlock {
-    let mut block = PreBlock {
-        events: Vec::with_capacity(bytes.len() / 256),
-        owned: Vec::new(),
-        stop_at: 0,
-        lenient_tokens: 0,
-        repaired_strings: 0,
-        control_strings: 0,
-    };
-    if u32::try_from(bytes.len()).is_err() {
-        return block;
-    }
-    let stop = tokenize(bytes, true, |ev, p| {
-        if let Ok(ev) = ev {
-            let e = PreEvent::from_raw(&ev, bytes, &mut block.owned);
-            block.events.push(e);
-        }
-        block.lenient_tokens = p.lenient_tokens;
-        block.repaired_strings = p.repaired_strings;
-        block.control_strings = p.control_strings;
-    });
-    block.stop_at = match stop {
-        Stop::End => bytes.len(),
-        Stop::Incomplete(at) | Stop::Error(at) | Stop::ArrayEnd(at) => at,
-    };
-    block
-}
-
-impl PreEvent {
-    pub(super) fn from_raw(ev: &RawEvent<'_>, data: &[u8], owned: &mut Vec<String>) -> Self {
-        let base = data.as_ptr() as usize;
-        let slice = |s: &[u8]| -> Option<TextRef> {
-            let start = (s.as_ptr() as usize).checked_sub(base)?;
-            let end = start + s.len();
-            (end <= data.len()).then(|| {
-                TextRef::Slice(
-                    u32::try_from(start).unwrap_or(0),
-                    u32::try_from(end).unwrap_or(0),
-                )
-            })
-        };
-        let mut text = |c: &Cow<'_, str>| -> TextRef {
-            match c {
-                Cow::Borrowed(s) => slice(s.as_bytes()),
-                Cow::Owned(_) => None,
-            }
-            .unwrap_or_else(|| {
-                owned.push(c.to_string());
-                TextRef::Owned(u32::try_from(owned.len() - 1).unwrap_or(0))
-            })
-        };
-        let name = ev.name.as_ref().map(&mut text);
-        let cat = ev.cat.as_ref().map(&mut text);
-        let mut id = |r: &RawId<'_>| -> IdRef {
-            match r {
-                RawId::Int(v) => IdRef::Int(*v),
-                RawId::Str(c) => IdRef::Text(text(c)),
-            }
-        };
-        let pid = ev.pid.as_ref().map(&mut id);
-        let tid = ev.tid.as_ref().map(&mut id);
-        let eid = ev.id.as_ref().map(&mut id);
-        let bind_id = ev.bind_id.as_ref().map(&mut id);
-        Self {
-            ph: ev.ph,
-            scope: ev.scope,
-            flow_in: ev.flow_in,
-            flow_out: ev.flow_out,
-            bp_enclosing: ev.bp_enclosing,
-            keys: ev.keys,
-            bad_field: ev.bad_field,
-            name,
-            cat,
-            ts: ev.ts.and_then(slice),
-            dur: ev.dur.and_then(slice),
-            pid,
-            tid,
-            id: eid,
-            bind_id,
-            args: ev.args.and_then(slice),
-        }
-    }
-
-    pub(super) fn to_raw<'a>(&self, bytes: &'a [u8], owned: &'a [String]) -> RawEvent<'a> {
-        let raw = |t: TextRef| -> &'a [u8] {
-            match t {
-                TextRef::Slice(a, b) => bytes.get(a as usize..b as usize).unwrap_or(&[]),
-                TextRef::Owned(i) => owned.get(i as usize).map_or(&[][..], |s| s.as_bytes()),
-            }
-        };
-        let text = |t: TextRef| -> Cow<'a, str> {
-            match std::str::from_utf8(raw(t)) {
-                Ok(s) => Cow::Borrowed(s),
-                Err(_) => Cow::Owned(String::from_utf8_lossy(raw(t)).into_owned()),
-            }
-        };
-        let id = |r: IdRef| -> RawId<'a> {
-            match r {
-                IdRef::Int(v) => RawId::Int(v),
-                IdRef::Text(t) => RawId::Str(text(t)),
-            }
-        };
-        RawEvent {
-            ph: self.ph,
-            name: self.name.map(text),
-            cat: self.cat.map(text),
-            ts: self.ts.map(raw),
-            dur: self.dur.map(raw),
-            pid: self.pid.map(id),
-            tid: self.tid.map(id),
-            id: self.id.map(id),
-            bind_id: self.bind_id.map(id),
-            flow_in: self.flow_in,
-            flow_out: self.flow_out,
-            bp_enclosing: self.bp_enclosing,
-            scope: self.scope,
-            args: self.args.map(raw),
-            bad_field: self.bad_field,
-            keys: self.keys,
-        }
-    }
-}
 
 /// Parses the fields of one event object.
 pub(super) fn parse_event<'a>(p: &mut Parser<'a>) -> Result<RawEvent<'a>, SyntaxError> {

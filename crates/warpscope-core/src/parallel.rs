@@ -1,0 +1,86 @@
+//! How many threads the importers use, and a parallel map over independent items.
+
+/// Number of threads to work with: `WARPSCOPE_THREADS` if set (0 or 1: everything on the
+/// calling thread), else the machine's cores.
+pub fn threads() -> usize {
+    if let Some(n) = std::env::var("WARPSCOPE_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    {
+        return n.min(256);
+    }
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// Applies `f` to every item on up to [`threads`] threads and returns the results in item
+/// order. Items go to threads heaviest first (by `weight`), each to the least loaded thread,
+/// so that one big item does not wait behind small ones. With one thread, or one item, it all
+/// runs on the calling thread.
+pub fn map_mut<T, R>(
+    items: &mut [T],
+    weight: impl Fn(&T) -> usize,
+    f: impl Fn(&mut T) -> R + Sync,
+) -> Vec<R>
+where
+    T: Send,
+    R: Send,
+{
+    let threads = threads().min(items.len());
+    if threads <= 1 {
+        return items.iter_mut().map(f).collect();
+    }
+    let mut order: Vec<(usize, &mut T)> = items.iter_mut().enumerate().collect();
+    order.sort_by_key(|(_, t)| std::cmp::Reverse(weight(t)));
+    let mut buckets: Vec<(usize, Vec<(usize, &mut T)>)> =
+        (0..threads).map(|_| (0, Vec::new())).collect();
+    for (i, item) in order {
+        let w = weight(item);
+        if let Some(lightest) = buckets.iter_mut().min_by_key(|(load, _)| *load) {
+            lightest.0 = lightest.0.saturating_add(w.max(1));
+            lightest.1.push((i, item));
+        }
+    }
+    let f = &f;
+    let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = buckets
+            .into_iter()
+            .map(|(_, bucket)| {
+                scope.spawn(move || {
+                    bucket
+                        .into_iter()
+                        .map(|(i, item)| (i, f(item)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| match h.join() {
+                Ok(r) => r,
+                Err(panic) => std::panic::resume_unwind(panic),
+            })
+            .collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_back_in_item_order_whatever_the_weights() {
+        let mut items: Vec<u64> = (0..50).collect();
+        let got = map_mut(
+            &mut items,
+            |&v| (v % 7) as usize,
+            |v| {
+                *v += 100;
+                *v * 2
+            },
+        );
+        assert_eq!(got, (0..50).map(|v| (v + 100) * 2).collect::<Vec<_>>());
+        assert_eq!(items, (100..150).collect::<Vec<_>>());
+    }
+}
