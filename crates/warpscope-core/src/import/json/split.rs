@@ -579,6 +579,9 @@ fn stream_events<R: Read, T>(
                 Err(_) => return Ok(false),
             }
             line = next_line;
+            // The lines up to the cut are counted: where the buffer is trimmed later, counting
+            // starts from here rather than again from the last mark.
+            input.line_mark = (end, line);
         }
         if last {
             input.pos = input.buf.len();

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Whole-process import benchmark: the README's speed table, with its yardstick in the same run.
+
+    cargo build --release
+    python3 scripts/bench.py [--runs 5] [--big] [--scaling] [--others]
+
+Every figure is the median of --runs runs of the release binary as a user runs it
+(`warpscope summary FILE --format json`), timed with /usr/bin/time (wall, user+sys CPU, peak
+resident memory). The runs of every row are interleaved, so a busy machine slows all rows alike.
+
+- default: the 139 MB Kineto trace (resnet50_b32_60steps, from ../shared/samples or --trace),
+  plain and gzip, against Python's json.load of the same file (the yardstick);
+- --big: the 1.4 GB trace made by scripts/gen_kineto_trace.py (ten copies of the 139 MB one);
+- --scaling: the 1.4 GB trace on 1, 2, 4, ... cores (taskset, WARPSCOPE_THREADS): cores -> GB/s;
+- --others: a 200 MB Nsight Systems export and a 500 MB nvprof CSV from the generators.
+
+Generated files go to --work (default /tmp/warpscope-bench) and are reused.
+"""
+
+import argparse
+import gzip
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLE = os.path.join(
+    ROOT, "..", "shared", "samples", "kineto-h100", "resnet50_b32_60steps.pt.trace.json.gz"
+)
+BIN = os.path.join(ROOT, "target", "release", "warpscope")
+
+
+def timed(cmd, env=None):
+    """(wall s, cpu s, peak MB) of one run of `cmd`."""
+    out = subprocess.run(
+        ["/usr/bin/time", "-f", "%e %U %S %M"] + cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
+    if out.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{out.stderr}")
+    wall, user, sys_, kb = out.stderr.strip().splitlines()[-1].split()
+    return float(wall), float(user) + float(sys_), int(kb) / 1024
+
+
+def python_load(path):
+    return [sys.executable, "-c", f"import json; json.load(open({path!r}))"]
+
+
+def summary(path):
+    return [BIN, "summary", path, "--format", "json"]
+
+
+def median_rows(rows, runs):
+    """Runs every (label, cmd, env) `runs` times, interleaved; returns medians per label."""
+    results = {label: [] for label, _, _ in rows}
+    for _ in range(runs):
+        for label, cmd, env in rows:
+            results[label].append(timed(cmd, env))
+    return {
+        label: tuple(statistics.median(r[i] for r in res) for i in range(3))
+        for label, res in results.items()
+    }
+
+
+def ensure(path, make):
+    if not os.path.exists(path):
+        print(f"making {path} ...", flush=True)
+        make()
+    return path
+
+
+def main():
+    global BIN
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--trace", default=SAMPLE, help="the 139 MB trace (.json or .json.gz)")
+    ap.add_argument("--work", default="/tmp/warpscope-bench")
+    ap.add_argument("--big", action="store_true")
+    ap.add_argument("--scaling", action="store_true")
+    ap.add_argument("--others", action="store_true")
+    ap.add_argument("--bin", help="the warpscope binary (default: the release build)")
+    args = ap.parse_args()
+    BIN = args.bin or BIN
+    if not os.path.exists(BIN):
+        sys.exit("build the release binary first: cargo build --release")
+    os.makedirs(args.work, exist_ok=True)
+    plain = os.path.join(args.work, "r60.json")
+    packed = os.path.join(args.work, "r60.json.gz")
+
+    def unpack():
+        opener = gzip.open if args.trace.endswith(".gz") else open
+        with opener(args.trace, "rb") as src, open(plain, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+
+    ensure(plain, unpack)
+    ensure(packed, lambda: subprocess.run(["sh", "-c", f"gzip -c {plain} > {packed}"], check=True))
+    big = os.path.join(args.work, "big10.json")
+    if args.big or args.scaling:
+        gen = os.path.join(ROOT, "scripts", "gen_kineto_trace.py")
+        ensure(big, lambda: subprocess.run([sys.executable, gen, plain, big], check=True))
+
+    rows = [
+        ("python json.load, 139 MB", python_load(plain), None),
+        ("warpscope, 139 MB", summary(plain), None),
+        ("warpscope, 139 MB gzip", summary(packed), None),
+    ]
+    if args.big:
+        rows.append(("warpscope, 1.4 GB", summary(big), None))
+    if args.others:
+        nsys = os.path.join(args.work, "nsys200.sqlite")
+        nvprof = os.path.join(args.work, "nvprof500.csv")
+        gen_nsys = os.path.join(ROOT, "scripts", "gen_nsys_sqlite.py")
+        gen_nvprof = os.path.join(ROOT, "scripts", "gen_nvprof_csv.py")
+        ensure(nsys, lambda: subprocess.run(
+            [sys.executable, gen_nsys, "--size-mb", "200", nsys], check=True))
+        ensure(nvprof, lambda: subprocess.run(
+            [sys.executable, gen_nvprof, nvprof, "500"], check=True))
+        rows.append(("warpscope, nsys SQLite 200 MB", summary(nsys), None))
+        rows.append(("warpscope, nvprof CSV 500 MB", summary(nvprof), None))
+
+    print(f"{os.cpu_count()} cores; medians of {args.runs} interleaved runs", flush=True)
+    med = median_rows(rows, args.runs)
+    # Sizes of the JSON (of what it decompresses to, for gzip) or of the file.
+    sizes = {label: os.path.getsize(plain if cmd[0] != BIN or cmd[-3] == packed else cmd[-3])
+             for label, cmd, _ in rows}
+    yard = med["python json.load, 139 MB"][0]
+    print(f"{'':34} {'wall s':>7} {'CPU s':>7} {'peak MB':>8} {'MB/s':>7} {'peak/file':>9} {'vs Python':>9}")
+    for label, _, _ in rows:
+        wall, cpu, peak = med[label]
+        mb = sizes[label] / 1e6
+        versus = f"{yard / wall:8.1f}x" if "139 MB" in label else ""
+        print(f"{label:34} {wall:7.2f} {cpu:7.2f} {peak:8.0f} {mb / wall:7.0f} "
+              f"{peak / mb:9.2f} {versus:>9}")
+
+    if args.scaling:
+        cores = [c for c in (1, 2, 4, 8, 16, 32, 64) if c <= (os.cpu_count() or 1)]
+        srows = []
+        for c in cores:
+            env = dict(os.environ, WARPSCOPE_THREADS=str(c))
+            srows.append((f"{c} cores", ["taskset", "-c", f"0-{c - 1}"] + summary(big), env))
+        smed = median_rows(srows, max(3, args.runs // 2))
+        gb = os.path.getsize(big) / 1e9
+        print(f"\n1.4 GB trace by cores (taskset, WARPSCOPE_THREADS)")
+        print(f"{'cores':>5} {'wall s':>7} {'CPU s':>7} {'GB/s':>6}")
+        for c, (label, _, _) in zip(cores, srows):
+            wall, cpu, _ = smed[label]
+            print(f"{c:5} {wall:7.2f} {cpu:7.2f} {gb / wall:6.2f}")
+
+
+if __name__ == "__main__":
+    main()
