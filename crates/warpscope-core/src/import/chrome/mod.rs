@@ -2,12 +2,14 @@
 //! timelines and any other Trace Event Format file.
 //!
 //! The file is read on a second thread (decompressing gzip there) and cut into blocks of whole
-//! events; this thread parses each event straight into the track columns. See
-//! `shared/docs/formats.md` sections 6–8 and 10 for the variants handled here.
+//! events; worker threads import blocks into states of their own and this thread merges them
+//! in file order, parsing itself what the workers left. See `shared/docs/formats.md` sections
+//! 6–8 and 10 for the variants handled here.
 //!
 //! - `mod.rs`: the driver ([`import`]) and the importer's state;
+//! - `parallel.rs`: the workers, and merging what they built;
 //! - `stream.rs`: blocks of the event array, what follows it, how the input ended;
-//! - `tokenize.rs`: elements into raw events (here, or speculatively on the reader thread);
+//! - `tokenize.rs`: elements into raw events;
 //! - `classify.rs`: categories, lanes and the GPU arguments kept;
 //! - `events.rs`: one event into the builder;
 //! - `metadata.rs`: top-level keys and the `"warpscope"` object warpscope's exporter writes;
