@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::mpsc::{Receiver, SyncSender};
-use std::sync::{Condvar, Mutex};
+use std::sync::{Condvar, Mutex, PoisonError};
 
 use super::ChromeState;
 use super::tokenize::{Stop, tokenize};
@@ -149,17 +149,13 @@ impl Window {
     }
 
     fn advance(&self, next: u64) {
-        if let Ok(mut guard) = self.state.lock() {
-            guard.0 = next;
-        }
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).0 = next;
         self.moved.notify_all();
     }
 
     /// The importing thread stopped: wake every worker so that it exits.
     pub(super) fn close(&self) {
-        if let Ok(mut guard) = self.state.lock() {
-            guard.1 = true;
-        }
+        self.state.lock().unwrap_or_else(PoisonError::into_inner).1 = true;
         self.moved.notify_all();
     }
 }
@@ -188,9 +184,10 @@ impl Jobs {
 
     /// Drops the receiving end, so that the reader thread stops.
     pub(super) fn hang_up(&self) {
-        if let Ok(mut guard) = self.rx.lock() {
-            guard.take();
-        }
+        self.rx
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
     }
 }
 
@@ -202,6 +199,18 @@ pub(super) fn work(
     done: &SyncSender<(u64, Chunk<Cooked>)>,
     path: &Path,
 ) {
+    // A worker that panics (a bug) must not leave the others and the importing thread waiting
+    // for its block: they stop, and the panic reaches the caller when the threads are joined.
+    struct StopOthersOnPanic<'a>(&'a Window, &'a Jobs);
+    impl Drop for StopOthersOnPanic<'_> {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                self.0.close();
+                self.1.hang_up();
+            }
+        }
+    }
+    let _guard = StopOthersOnPanic(window, jobs);
     while let Some((seq, chunk)) = jobs.take() {
         if !window.wait_for(seq) {
             break;
