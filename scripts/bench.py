@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = os.path.join(
     ROOT, "..", "shared", "samples", "kineto-h100", "resnet50_b32_60steps.pt.trace.json.gz"
 )
-BIN = os.path.join(ROOT, "target", "release", "warpscope")
+RELEASE_BIN = os.path.join(ROOT, "target", "release", "warpscope")
 
 
 def timed(cmd, env=None):
@@ -51,15 +51,15 @@ def python_load(path):
     return [sys.executable, "-c", f"import json; json.load(open({path!r}))"]
 
 
-def summary(path):
-    return [BIN, "summary", path, "--format", "json"]
+def summary(binary, path):
+    return [binary, "summary", path, "--format", "json"]
 
 
 def median_rows(rows, runs):
-    """Runs every (label, cmd, env) `runs` times, interleaved; returns medians per label."""
-    results = {label: [] for label, _, _ in rows}
+    """Runs every row's command `runs` times, interleaved; returns medians per label."""
+    results = {label: [] for label, *_ in rows}
     for _ in range(runs):
-        for label, cmd, env in rows:
+        for label, cmd, env, *_ in rows:
             results[label].append(timed(cmd, env))
     return {
         label: tuple(statistics.median(r[i] for r in res) for i in range(3))
@@ -75,7 +75,6 @@ def ensure(path, make):
 
 
 def main():
-    global BIN
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--trace", default=SAMPLE, help="the 139 MB trace (.json or .json.gz)")
@@ -85,8 +84,8 @@ def main():
     ap.add_argument("--others", action="store_true")
     ap.add_argument("--bin", help="the warpscope binary (default: the release build)")
     args = ap.parse_args()
-    BIN = args.bin or BIN
-    if not os.path.exists(BIN):
+    binary = args.bin or RELEASE_BIN
+    if not os.path.exists(binary):
         sys.exit("build the release binary first: cargo build --release")
     os.makedirs(args.work, exist_ok=True)
     plain = os.path.join(args.work, "r60.json")
@@ -104,13 +103,15 @@ def main():
         gen = os.path.join(ROOT, "scripts", "gen_kineto_trace.py")
         ensure(big, lambda: subprocess.run([sys.executable, gen, plain, big], check=True))
 
+    # (label, command, environment, bytes of JSON or of the file, compared with Python)
+    json_bytes = os.path.getsize(plain)
     rows = [
-        ("python json.load, 139 MB", python_load(plain), None),
-        ("warpscope, 139 MB", summary(plain), None),
-        ("warpscope, 139 MB gzip", summary(packed), None),
+        ("python json.load, 139 MB", python_load(plain), None, json_bytes, True),
+        ("warpscope, 139 MB", summary(binary, plain), None, json_bytes, True),
+        ("warpscope, 139 MB gzip", summary(binary, packed), None, json_bytes, True),
     ]
     if args.big:
-        rows.append(("warpscope, 1.4 GB", summary(big), None))
+        rows.append(("warpscope, 1.4 GB", summary(binary, big), None, os.path.getsize(big), False))
     if args.others:
         nsys = os.path.join(args.work, "nsys200.sqlite")
         nvprof = os.path.join(args.work, "nvprof500.csv")
@@ -120,20 +121,18 @@ def main():
             [sys.executable, gen_nsys, "--size-mb", "200", nsys], check=True))
         ensure(nvprof, lambda: subprocess.run(
             [sys.executable, gen_nvprof, nvprof, "500"], check=True))
-        rows.append(("warpscope, nsys SQLite 200 MB", summary(nsys), None))
-        rows.append(("warpscope, nvprof CSV 500 MB", summary(nvprof), None))
+        for label, path in [("nsys SQLite 200 MB", nsys), ("nvprof CSV 500 MB", nvprof)]:
+            rows.append((f"warpscope, {label}", summary(binary, path), None,
+                         os.path.getsize(path), False))
 
     print(f"{os.cpu_count()} cores; medians of {args.runs} interleaved runs", flush=True)
     med = median_rows(rows, args.runs)
-    # Sizes of the JSON (of what it decompresses to, for gzip) or of the file.
-    sizes = {label: os.path.getsize(plain if cmd[0] != BIN or cmd[-3] == packed else cmd[-3])
-             for label, cmd, _ in rows}
     yard = med["python json.load, 139 MB"][0]
     print(f"{'':34} {'wall s':>7} {'CPU s':>7} {'peak MB':>8} {'MB/s':>7} {'peak/file':>9} {'vs Python':>9}")
-    for label, _, _ in rows:
+    for label, _, _, size, compared in rows:
         wall, cpu, peak = med[label]
-        mb = sizes[label] / 1e6
-        versus = f"{yard / wall:8.1f}x" if "139 MB" in label else ""
+        mb = size / 1e6
+        versus = f"{yard / wall:8.1f}x" if compared else ""
         print(f"{label:34} {wall:7.2f} {cpu:7.2f} {peak:8.0f} {mb / wall:7.0f} "
               f"{peak / mb:9.2f} {versus:>9}")
 
@@ -142,12 +141,13 @@ def main():
         srows = []
         for c in cores:
             env = dict(os.environ, WARPSCOPE_THREADS=str(c))
-            srows.append((f"{c} cores", ["taskset", "-c", f"0-{c - 1}"] + summary(big), env))
+            taskset = ["taskset", "-c", f"0-{c - 1}"]
+            srows.append((f"{c} cores", taskset + summary(binary, big), env))
         smed = median_rows(srows, max(3, args.runs // 2))
         gb = os.path.getsize(big) / 1e9
         print(f"\n1.4 GB trace by cores (taskset, WARPSCOPE_THREADS)")
         print(f"{'cores':>5} {'wall s':>7} {'CPU s':>7} {'GB/s':>6}")
-        for c, (label, _, _) in zip(cores, srows):
+        for c, (label, *_) in zip(cores, srows):
             wall, cpu, _ = smed[label]
             print(f"{c:5} {wall:7.2f} {cpu:7.2f} {gb / wall:6.2f}")
 

@@ -4,22 +4,21 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly
 
+mod common;
+
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use egui::Key;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
+use warpscope_core::Profile;
 use warpscope_core::analysis::compare::RunLabel;
 use warpscope_core::time::format_duration_ns;
-use warpscope_core::{Profile, Progress, import_file};
 use warpscope_ui::compare::{Alignment, ComparePage, CompareState, compare_ui, top_kernels};
 
 fn load(name: &str) -> Arc<Profile> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../sample_profiles")
-        .join(name);
-    let mut profile = import_file(&path, &Progress::new()).unwrap();
+    let mut profile = common::load(name);
     // Snapshots show the path: keep it the same in every checkout.
     profile.source.path = PathBuf::from("sample_profiles").join(name);
     Arc::new(profile)

@@ -3,28 +3,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly
 
-use std::path::PathBuf;
+mod common;
+
 use std::sync::OnceLock;
 
+use common::{alexnet, load};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use warpscope_core::analysis::insight::{AnalyzeOptions, analyze, device_activity};
-use warpscope_core::{Profile, Progress, TimeRange, import_file};
+use warpscope_core::{Profile, TimeRange};
 use warpscope_ui::Selection;
 use warpscope_ui::insights::{InsightsState, insights_ui};
 use warpscope_ui::timeline::{TimelineState, timeline_ui};
-
-fn load(name: &str) -> Profile {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../sample_profiles")
-        .join(name);
-    import_file(&path, &Progress::new()).unwrap()
-}
-
-fn alexnet() -> &'static Profile {
-    static P: OnceLock<Profile> = OnceLock::new();
-    P.get_or_init(|| load("alexnet_b8.pt.trace.json.gz"))
-}
 
 struct App {
     profile: &'static Profile,

@@ -3,43 +3,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
+mod common;
 
+use common::{alexnet, resnet};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use warpscope_core::analysis::{self, ActivityKind};
 use warpscope_core::model::{Format, GpuLane, KernelInfo};
 use warpscope_core::time::format_duration_ns;
-use warpscope_core::{Profile, ProfileBuilder, Progress, TimeRange, TrackKey};
+use warpscope_core::{Profile, ProfileBuilder, TimeRange, TrackKey};
 use warpscope_ui::Selection;
 use warpscope_ui::range_stats::range_stats_ui;
 use warpscope_ui::tables::{Cell, TableKind, TablesResponse, TablesState, tables_ui};
-
-fn sample(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../sample_profiles")
-        .join(name)
-}
-
-fn alexnet() -> &'static Profile {
-    static P: OnceLock<Profile> = OnceLock::new();
-    P.get_or_init(|| {
-        warpscope_core::import_file(&sample("alexnet_b8.pt.trace.json.gz"), &Progress::new())
-            .unwrap()
-    })
-}
-
-fn resnet() -> &'static Profile {
-    static P: OnceLock<Profile> = OnceLock::new();
-    P.get_or_init(|| {
-        warpscope_core::import_file(
-            &sample("resnet50_b64_fp32.pt.trace.json.gz"),
-            &Progress::new(),
-        )
-        .unwrap()
-    })
-}
 
 /// What the test harness keeps between frames.
 struct App {

@@ -4,30 +4,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers fail loudly
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
+mod common;
 
+use common::alexnet;
 use egui::{Event, Key, Modifiers, MouseWheelUnit, PointerButton, Pos2, Rect, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use warpscope_core::analysis;
 use warpscope_core::model::{EventKind, EventRef};
-use warpscope_core::{Profile, Progress, TimeRange, import_file};
+use warpscope_core::{Profile, TimeRange};
 use warpscope_ui::Selection;
 use warpscope_ui::timeline::layout::ROW_HEIGHT;
 use warpscope_ui::timeline::{TimelineState, selected_event_ui, timeline_ui};
-
-fn load(name: &str) -> Profile {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../sample_profiles")
-        .join(name);
-    import_file(&path, &Progress::new()).unwrap()
-}
-
-fn alexnet() -> &'static Profile {
-    static P: OnceLock<Profile> = OnceLock::new();
-    P.get_or_init(|| load("alexnet_b8.pt.trace.json.gz"))
-}
 
 struct App {
     profile: &'static Profile,

@@ -18,14 +18,15 @@ impl ChromeState {
     /// Chains the flow points of each (category, id) in file order: `s` starts an arrow, `t`
     /// continues it, `f` ends it. An end read before any start waits for the next start (the
     /// format does not require events in order). Ends that never get a start are normal
-    /// (Kineto writes them for calls that launch nothing) and are dropped.
-    pub(super) fn match_flow_points(&mut self) {
+    /// (Kineto writes them for calls that launch nothing) and are dropped. `launches_linked`:
+    /// see [`ChromeState::launches_have_correlations`].
+    pub(super) fn match_flow_points(&mut self, launches_linked: bool) {
         let mut all = std::mem::take(&mut self.flow_points);
         // Correlation ids already link every launch (see `bind_flows`): the launch arrows, most
         // of the points in a Kineto trace, need no matching, unless flows without a category
         // share their (category, id) keys.
         let uncategorised = self.unsorted_cat;
-        if self.launches_have_correlations()
+        if launches_linked
             && !all
                 .iter()
                 .any(|p| p.kind != FlowKind::Launch && p.key.0 == uncategorised)
@@ -124,10 +125,11 @@ impl ChromeState {
                 "async begin (`b`) events without an end were skipped",
             );
         }
-        self.match_flow_points();
+        let launches_linked = self.launches_have_correlations();
+        self.match_flow_points(launches_linked);
         self.apply_tensorflow_layout();
         self.name_tracks();
-        self.bind_flows();
+        self.bind_flows(launches_linked);
         self.fill_devices();
         self.report_counts();
         self.describe_tool();
@@ -399,8 +401,7 @@ impl ChromeState {
         self.b.kernels.iter().any(|k| k.correlation.is_some())
     }
 
-    pub(super) fn bind_flows(&mut self) {
-        let has_correlations = self.launches_have_correlations();
+    pub(super) fn bind_flows(&mut self, launches_linked: bool) {
         let mut thread_tracks = std::mem::take(&mut self.thread_tracks);
         if thread_tracks.is_empty() {
             for (i, t) in self.b.tracks().iter().enumerate() {
@@ -410,7 +411,7 @@ impl ChromeState {
             }
         }
         for f in std::mem::take(&mut self.raw_flows) {
-            if f.kind == FlowKind::Launch && has_correlations {
+            if f.kind == FlowKind::Launch && launches_linked {
                 // Correlation ids already link every launch; the arrows would duplicate them.
                 continue;
             }

@@ -110,49 +110,24 @@ pub fn import_with_workers(
             json::split_stream_with(counting, &tx, cook, options);
             t.elapsed()
         });
-        let mut take = |chunk: Chunk<Cooked>| -> Result<(), ImportError> {
+        let mut result = Ok(());
+        let mut blocks = parallel::blocks_in_order(scope, workers, &jobs, &window, path);
+        for chunk in blocks.by_ref() {
             if progress.is_cancelled() {
-                return Err(ImportError::Cancelled {
+                result = Err(ImportError::Cancelled {
                     path: path.to_path_buf(),
                 });
+                break;
             }
             let t = Instant::now();
-            let step = state.chunk(chunk);
+            result = state.chunk(chunk);
             parse_time += t.elapsed();
-            step
-        };
-        let mut result = Ok(());
-        if workers == 0 {
-            while let Some((_, chunk)) = jobs.take() {
-                result = take(chunk);
-                if result.is_err() {
-                    break;
-                }
+            if result.is_err() {
+                break;
             }
-            // Unblock the reader if we stopped early.
-            jobs.hang_up();
-        } else {
-            let (done_tx, done_rx) = sync_channel(workers.saturating_mul(2));
-            let window = &window;
-            let jobs = &jobs;
-            for _ in 0..workers {
-                let done_tx = done_tx.clone();
-                scope.spawn(move || parallel::work(jobs, window, &done_tx, path));
-            }
-            drop(done_tx);
-            let mut reorder = parallel::Reorder::new(window);
-            'blocks: for (seq, chunk) in &done_rx {
-                for chunk in reorder.push(seq, chunk) {
-                    result = take(chunk);
-                    if result.is_err() {
-                        break 'blocks;
-                    }
-                }
-            }
-            // Stop the workers (and through them the reader) if we stopped early.
-            window.close();
-            drop(done_rx);
         }
+        // Stops the workers and the reader if we stopped early.
+        blocks.stop();
         match reader_thread.join() {
             Ok(d) => read_time = d,
             // A bug on the reader thread must not pass for the end of the file.

@@ -173,7 +173,7 @@ impl Jobs {
     }
 
     /// The next block and its number; `None` at the end of the input.
-    pub(super) fn take(&self) -> Option<(u64, Chunk<Cooked>)> {
+    fn take(&self) -> Option<(u64, Chunk<Cooked>)> {
         let mut guard = self.rx.lock().ok()?;
         let (rx, next) = guard.as_mut()?;
         let chunk = rx.recv().ok()?;
@@ -183,7 +183,7 @@ impl Jobs {
     }
 
     /// Drops the receiving end, so that the reader thread stops.
-    pub(super) fn hang_up(&self) {
+    fn hang_up(&self) {
         self.rx
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -191,14 +191,88 @@ impl Jobs {
     }
 }
 
+/// The blocks of the input in stream order, for the importing thread: straight from the reader
+/// when there are no workers, else from `workers` worker threads started in `scope`, put back
+/// in order. [`InOrder::stop`] ends the workers and the reader when the importing thread stops
+/// early.
+pub(super) fn blocks_in_order<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    workers: usize,
+    jobs: &'env Jobs,
+    window: &'env Window,
+    path: &'env Path,
+) -> InOrder<'env> {
+    if workers == 0 {
+        return InOrder::Direct(jobs);
+    }
+    let (done_tx, done) = std::sync::mpsc::sync_channel(workers.saturating_mul(2));
+    for _ in 0..workers {
+        let done_tx = done_tx.clone();
+        scope.spawn(move || work(jobs, window, &done_tx, path));
+    }
+    InOrder::Workers {
+        done,
+        waiting: BTreeMap::new(),
+        next: 0,
+        jobs,
+        window,
+    }
+}
+
+/// See [`blocks_in_order`].
+pub(super) enum InOrder<'a> {
+    Direct(&'a Jobs),
+    Workers {
+        done: Receiver<(u64, Chunk<Cooked>)>,
+        /// Blocks that arrived before the ones they follow.
+        waiting: BTreeMap<u64, Chunk<Cooked>>,
+        next: u64,
+        jobs: &'a Jobs,
+        window: &'a Window,
+    },
+}
+
+impl Iterator for InOrder<'_> {
+    type Item = Chunk<Cooked>;
+
+    fn next(&mut self) -> Option<Chunk<Cooked>> {
+        match self {
+            Self::Direct(jobs) => jobs.take().map(|(_, chunk)| chunk),
+            Self::Workers {
+                done,
+                waiting,
+                next,
+                window,
+                ..
+            } => loop {
+                if let Some(chunk) = waiting.remove(next) {
+                    *next += 1;
+                    window.advance(*next);
+                    return Some(chunk);
+                }
+                let (seq, chunk) = done.recv().ok()?;
+                waiting.insert(seq, chunk);
+            },
+        }
+    }
+}
+
+impl InOrder<'_> {
+    /// The importing thread takes no more blocks: the workers and the reader stop.
+    pub(super) fn stop(self) {
+        match self {
+            Self::Direct(jobs) => jobs.hang_up(),
+            Self::Workers { jobs, window, .. } => {
+                window.close();
+                jobs.hang_up();
+            }
+        }
+    }
+}
+
 /// A worker: takes blocks, imports them and hands them on, numbered, until the input ends or
 /// the importing thread stops.
-pub(super) fn work(
-    jobs: &Jobs,
-    window: &Window,
-    done: &SyncSender<(u64, Chunk<Cooked>)>,
-    path: &Path,
-) {
+fn work(jobs: &Jobs, window: &Window, done: &SyncSender<(u64, Chunk<Cooked>)>, path: &Path) {
     // A worker that panics (a bug) must not leave the others and the importing thread waiting
     // for its block: they stop, and the panic reaches the caller when the threads are joined.
     struct StopOthersOnPanic<'a>(&'a Window, &'a Jobs);
@@ -235,35 +309,4 @@ pub(super) fn work(
         }
     }
     jobs.hang_up();
-}
-
-/// Puts numbered blocks back in stream order for the importing thread.
-pub(super) struct Reorder<'w> {
-    waiting: BTreeMap<u64, Chunk<Cooked>>,
-    next: u64,
-    window: &'w Window,
-}
-
-impl<'w> Reorder<'w> {
-    pub(super) fn new(window: &'w Window) -> Self {
-        Self {
-            waiting: BTreeMap::new(),
-            next: 0,
-            window,
-        }
-    }
-
-    /// Takes a numbered block; returns the blocks now ready, in order.
-    pub(super) fn push(&mut self, seq: u64, chunk: Chunk<Cooked>) -> Vec<Chunk<Cooked>> {
-        self.waiting.insert(seq, chunk);
-        let mut ready = Vec::new();
-        while let Some(c) = self.waiting.remove(&self.next) {
-            ready.push(c);
-            self.next += 1;
-        }
-        if !ready.is_empty() {
-            self.window.advance(self.next);
-        }
-        ready
-    }
 }
