@@ -2,7 +2,7 @@
 """Whole-process import benchmark: the README's speed table, with its yardstick in the same run.
 
     cargo build --release
-    python3 scripts/bench.py [--runs 5] [--big] [--scaling] [--others]
+    python3 scripts/bench.py [--runs 5] [--big] [--scaling] [--others [--gb]]
 
 Every figure is the median of --runs runs of the release binary as a user runs it
 (`warpscope summary FILE --format json`), timed with /usr/bin/time (wall, user+sys CPU, peak
@@ -12,7 +12,9 @@ resident memory). The runs of every row are interleaved, so a busy machine slows
   plain and gzip, against Python's json.load of the same file (the yardstick);
 - --big: the 1.4 GB trace made by scripts/gen_kineto_trace.py (ten copies of the 139 MB one);
 - --scaling: the 1.4 GB trace on 1, 2, 4, ... cores (taskset, WARPSCOPE_THREADS): cores -> GB/s;
-- --others: a 200 MB Nsight Systems export and a 500 MB nvprof CSV from the generators.
+- --others: a 200 MB Nsight Systems export (and one where every launch has its own registers,
+  grid and shared memory, the worst case for the kernel table) and a 500 MB nvprof CSV, from
+  the generators; with --gb also a 1 GB export and a 1 GB CSV.
 
 Generated files go to --work (default /tmp/warpscope-bench) and are reused.
 """
@@ -81,7 +83,11 @@ def main():
     ap.add_argument("--work", default="/tmp/warpscope-bench")
     ap.add_argument("--big", action="store_true")
     ap.add_argument("--scaling", action="store_true")
-    ap.add_argument("--others", action="store_true")
+    ap.add_argument("--others", action="store_true",
+                    help="also nsys SQLite (200 MB, and 200 MB with every launch distinct) and "
+                         "nvprof CSV (500 MB), generated once")
+    ap.add_argument("--gb", action="store_true",
+                    help="with --others: also a 1 GB nsys export and a 1 GB nvprof CSV")
     ap.add_argument("--bin", help="the warpscope binary (default: the release build)")
     args = ap.parse_args()
     binary = args.bin or RELEASE_BIN
@@ -117,11 +123,19 @@ def main():
         nvprof = os.path.join(args.work, "nvprof500.csv")
         gen_nsys = os.path.join(ROOT, "scripts", "gen_nsys_sqlite.py")
         gen_nvprof = os.path.join(ROOT, "scripts", "gen_nvprof_csv.py")
-        ensure(nsys, lambda: subprocess.run(
-            [sys.executable, gen_nsys, "--size-mb", "200", nsys], check=True))
-        ensure(nvprof, lambda: subprocess.run(
-            [sys.executable, gen_nvprof, nvprof, "500"], check=True))
-        for label, path in [("nsys SQLite 200 MB", nsys), ("nvprof CSV 500 MB", nvprof)]:
+        distinct = os.path.join(args.work, "nsys200_distinct.sqlite")
+        nsys_gb = os.path.join(args.work, "nsys1000.sqlite")
+        nvprof_gb = os.path.join(args.work, "nvprof1000.csv")
+        # (label, file, the generator's command line)
+        others = [("nsys SQLite 200 MB", nsys, [gen_nsys, "--size-mb", "200", nsys]),
+                  ("nsys 200 MB, distinct launches", distinct,
+                   [gen_nsys, "--size-mb", "200", "--distinct-launches", distinct]),
+                  ("nvprof CSV 500 MB", nvprof, [gen_nvprof, nvprof, "500"])]
+        if args.gb:
+            others += [("nsys SQLite 1 GB", nsys_gb, [gen_nsys, "--size-mb", "1000", nsys_gb]),
+                       ("nvprof CSV 1 GB", nvprof_gb, [gen_nvprof, nvprof_gb, "1000"])]
+        for label, path, gen in others:
+            ensure(path, lambda: subprocess.run([sys.executable, *gen], check=True))
             rows.append((f"warpscope, {label}", summary(binary, path), None,
                          os.path.getsize(path), False))
 

@@ -90,6 +90,10 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--size-mb", type=float, default=200.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--distinct-launches", action="store_true",
+                    help="give every launch its own registers, grid and shared memory (the worst "
+                         "case for storage; no real program does this: registers and static "
+                         "shared memory belong to the compiled kernel)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     if os.path.exists(args.out):
@@ -115,7 +119,12 @@ def main():
         dem = (f"void at::native::{short}<float, {i % 7}, {i % 3 == 0}>"
                f"(at::TensorIteratorBase &, const float *, float *, int)")
         mangled = f"_ZN2at6native{len(short)}{short}IfLi{i % 7}ELb{int(i % 3 == 0)}EEvRNS_18TensorIteratorBaseEPKfPfi"
-        kernels.append((sid(dem), sid(short), sid(mangled)))
+        # Registers and static shared memory are properties of the compiled kernel; its grid
+        # follows the tensor shapes, a few per kernel in a training loop.
+        registers = 16 + (i * 37) % 239
+        static_smem = (i * 997) % 48_000 // 16 * 16
+        grids = [1 + (i * 131 + j * 1021) % 4096 for j in range(4)]
+        kernels.append((sid(dem), sid(short), sid(mangled), registers, static_smem, grids))
     step_names = [sid(f"step {i}") for i in range(1000)]
     layer_names = [sid(f"layer{i}.forward") for i in range(64)]
 
@@ -182,13 +191,19 @@ def main():
                     batch["r"].append((t, t + dur_api, 1 if driver else 0, gtid, corr,
                                        cu_launch if driver else api["cudaLaunchKernel_v7000"],
                                        0, None))
-                    dem, short, mangled = kernels[rng.randrange(len(kernels))]
+                    dem, short, mangled, registers, static_smem, grids = \
+                        kernels[rng.randrange(len(kernels))]
+                    grid = grids[rng.randrange(len(grids))]
+                    if args.distinct_launches:
+                        registers = rng.randrange(16, 255)
+                        grid = rng.randrange(1, 4096)
+                        static_smem = rng.randrange(0, 48_000)
                     ks = t + rng.randrange(5_000, 50_000)
                     kd = rng.randrange(1_000, 400_000)
                     batch["k"].append((ks, ks + kd, dev, 1, None, stream, corr, gpid, dem, short,
-                                       mangled, 1, 0, rng.randrange(16, 255),
-                                       rng.randrange(1, 4096), 1, 1, 256, 1, 1,
-                                       rng.randrange(0, 48_000), 0, 0, 0, corr, 0, None, 0,
+                                       mangled, 1, 0, registers,
+                                       grid, 1, 1, 256, 1, 1,
+                                       static_smem, 0, 0, 0, corr, 0, None, 0,
                                        None, None, None, None, 0, 0, 0, 0, 0, 0))
                 elif r < 0.96:
                     batch["r"].append((t, t + dur_api, 0, gtid, corr,

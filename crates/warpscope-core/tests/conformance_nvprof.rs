@@ -170,7 +170,7 @@ fn csv_gpu_trace() {
     ) && t.events.len() == 180));
 
     // Details: correlation, launch configuration, copy sizes and memory kinds.
-    let k = &p.kernels[0];
+    let k = p.kernels.get(0).unwrap();
     assert!(k.correlation.is_some());
     assert_eq!(k.block, Some([192, 1, 1]));
     let dtod: Vec<_> = p
@@ -932,7 +932,7 @@ us,us,,,,,,,,KB,KB,KB,GB/s,,,,\n\
         named_bytes(&p, EventKind::Memcpy, "[CUDA memcpy HtoD]"),
         2048
     );
-    let k = &p.kernels[0];
+    let k = p.kernels.get(0).unwrap();
     assert_eq!(
         (k.grid, k.block, k.registers_per_thread),
         (Some([64, 1, 1]), Some([256, 1, 1]), Some(32))

@@ -649,7 +649,7 @@ fn nsys_2025_vecadd() {
     assert_eq!(p.devices.len(), 1);
     assert_eq!(p.devices[0].name, "NVIDIA GeForce RTX 3060");
     // Kernel names are already demangled in nsys; the raw symbol is kept.
-    let k = &p.kernels[0];
+    let k = p.kernels.get(0).unwrap();
     assert!(p.str(k.mangled_name.unwrap()).starts_with("_Z"));
 }
 
@@ -882,7 +882,7 @@ fn nsys_fixture_nvtx_events_and_multi_process_correlation() {
         ]
     );
     assert_eq!(p.origin.unix_ns, Some(1_700_000_000_000_000_000 + 900));
-    let k = &p.kernels[0];
+    let k = p.kernels.get(0).unwrap();
     assert_eq!(k.grid, Some([1, 1, 1]));
     assert_eq!(k.block, Some([32, 1, 1]));
     assert_eq!(k.registers_per_thread, Some(16));

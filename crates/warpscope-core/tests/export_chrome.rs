@@ -104,9 +104,10 @@ fn events(p: &Profile, index: usize) -> Vec<Ev> {
             name: p.str(ev.name[i]).to_string(),
             kind: ev.kind[i],
             depth: ev.depth[i],
-            kernel: (ev.kind[i] == EventKind::Kernel).then(|| kernel_text(p, p.kernel_info(t, i))),
-            copy: p.copy_info(t, i).cloned(),
-            api: p.api_info(t, i).cloned(),
+            kernel: (ev.kind[i] == EventKind::Kernel)
+                .then(|| kernel_text(p, p.kernel_info(t, i).as_ref())),
+            copy: p.copy_info(t, i),
+            api: p.api_info(t, i),
         })
         .collect()
 }
@@ -240,8 +241,8 @@ fn assert_round_trip(orig: &Profile, back: &Profile, what: &str) {
             let mut o_fixed = Ev {
                 dur_ns: o.dur_ns.max(0),
                 kernel: o.kernel.clone(),
-                copy: o.copy.clone(),
-                api: o.api.clone(),
+                copy: o.copy,
+                api: o.api,
                 name: o.name.clone(),
                 ..*o
             };

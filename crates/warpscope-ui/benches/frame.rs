@@ -241,13 +241,13 @@ fn replicate(p: &Profile, times: i64) -> Profile {
                 let (start, dur, kind) = (ev.start_ns[i] + off, ev.dur_ns[i], ev.kind[i]);
                 match kind {
                     EventKind::Kernel => {
-                        let info = p.kernel_info(track, i).cloned().unwrap_or_default();
+                        let info = p.kernel_info(track, i).unwrap_or_default();
                         b.push_kernel(id, start, dur, name, info, 0);
                     }
                     EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory
                         if p.copy_info(track, i).is_some() =>
                     {
-                        let info = p.copy_info(track, i).cloned();
+                        let info = p.copy_info(track, i);
                         if let Some(info) = info {
                             b.push_copy(id, start, dur, name, kind, info, 0);
                         }

@@ -109,23 +109,22 @@ impl ProfileBuilder {
                     offset.saturating_add(d)
                 }));
         }
-        self.kernels.extend(other.kernels.into_iter().map(|mut k| {
-            k.mangled_name = k.mangled_name.map(|s| remap.string(s));
-            k
-        }));
-        self.copies.extend(other.copies);
-        self.api_calls.extend(other.api_calls);
+        let s = &mut self.scopes;
+        let o = &other.scopes;
+        s.kernels
+            .append(self.kernels.len(), &o.kernels, other.kernels.len(), |v| v);
+        s.copies
+            .append(self.copies.len(), &o.copies, other.copies.len(), |v| v);
+        s.api_calls.append(
+            self.api_calls.len(),
+            &o.api_calls,
+            other.api_calls.len(),
+            |v| v,
+        );
+        self.kernels.append(&other.kernels, |s| remap.string(s));
+        self.copies.append(&other.copies);
+        self.api_calls.append(&other.api_calls);
         self.markers.extend(other.markers);
-        for (scope, correlation, track, index) in other.api_correlations {
-            let (track, index) = remap.event((track, index));
-            self.api_correlations
-                .push((scope, correlation, track, index));
-        }
-        for (scope, correlation, track, index) in other.gpu_correlations {
-            let (track, index) = remap.event((track, index));
-            self.gpu_correlations
-                .push((scope, correlation, track, index));
-        }
         for (from, to, kind) in other.exact_flows {
             self.exact_flows
                 .push((remap.event(from), remap.event(to), kind));

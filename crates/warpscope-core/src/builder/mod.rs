@@ -17,10 +17,11 @@ use std::path::PathBuf;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::model::column::OptColumn;
 use crate::model::{
-    ApiInfo, CopyInfo, CounterTrack, Device, DistributedInfo, EventKind, EventRef, Events, Flow,
-    FlowKind, Format, KernelInfo, Marker, NO_DETAIL, NO_PARENT, Profile, RecordedSummary, Source,
-    TimeOrigin, TraceId, Track, TrackKey, Warning,
+    ApiInfo, ApiTable, CopyInfo, CopyTable, CounterTrack, Device, DistributedInfo, EventKind,
+    EventRef, Events, Flow, FlowKind, Format, KernelInfo, KernelTable, Marker, NO_DETAIL,
+    NO_PARENT, Profile, RecordedSummary, Source, TimeOrigin, TraceId, Track, TrackKey, Warning,
 };
 use crate::strings::{StrId, StringTable};
 
@@ -73,11 +74,11 @@ pub struct ProfileBuilder {
     /// Interned strings.
     pub strings: StringTable,
     /// Kernel side table.
-    pub kernels: Vec<KernelInfo>,
+    pub kernels: KernelTable,
     /// Copy side table.
-    pub copies: Vec<CopyInfo>,
+    pub copies: CopyTable,
     /// API side table.
-    pub api_calls: Vec<ApiInfo>,
+    pub api_calls: ApiTable,
     /// Counter tracks.
     pub counters: Vec<CounterTrack>,
     /// Markers (raw file clock until `finish`).
@@ -99,10 +100,17 @@ pub struct ProfileBuilder {
     warning_index: FxHashMap<String, usize>,
     /// For [`ProfileBuilder::warn_at`]: per warning code, what happened and the count per place.
     places: FxHashMap<String, (String, Vec<(String, u64)>)>,
-    /// For correlation linking: `(scope, correlation)` of each API event.
-    api_correlations: Vec<(u32, u64, TrackId, u32)>,
-    /// For correlation linking: GPU work events with a correlation id.
-    gpu_correlations: Vec<(u32, u64, TrackId, u32)>,
+    /// The correlation-id scope of each row of the side tables, where not 0.
+    pub(super) scopes: Scopes,
+}
+
+/// The correlation-id scope (see [`ProfileBuilder::push_kernel`]) of each row of the side
+/// tables. Files with one scope, 0, store nothing here.
+#[derive(Debug, Default)]
+pub(super) struct Scopes {
+    pub(super) kernels: OptColumn<u32>,
+    pub(super) copies: OptColumn<u32>,
+    pub(super) api_calls: OptColumn<u32>,
 }
 
 impl ProfileBuilder {
@@ -125,9 +133,9 @@ impl ProfileBuilder {
             distributed: None,
             process_names: Vec::new(),
             strings: StringTable::default(),
-            kernels: Vec::new(),
-            copies: Vec::new(),
-            api_calls: Vec::new(),
+            kernels: KernelTable::default(),
+            copies: CopyTable::default(),
+            api_calls: ApiTable::default(),
             counters: Vec::new(),
             markers: Vec::new(),
             recorded_summary: None,
@@ -140,8 +148,7 @@ impl ProfileBuilder {
             warnings: Vec::new(),
             warning_index: FxHashMap::default(),
             places: FxHashMap::default(),
-            api_correlations: Vec::new(),
-            gpu_correlations: Vec::new(),
+            scopes: Scopes::default(),
         }
     }
 
@@ -231,9 +238,8 @@ impl ProfileBuilder {
         scope: u32,
     ) {
         let detail = u32::try_from(self.kernels.len()).unwrap_or(NO_DETAIL);
-        if let Some(c) = info.correlation {
-            self.note_gpu_correlation(scope, c, track);
-        }
+        let row = self.kernels.len();
+        self.scopes.kernels.push(row, (scope != 0).then_some(scope));
         self.kernels.push(info);
         self.tracks[track.0 as usize].events.push(
             start_ns,
@@ -257,9 +263,8 @@ impl ProfileBuilder {
         scope: u32,
     ) {
         let detail = u32::try_from(self.copies.len()).unwrap_or(NO_DETAIL);
-        if let Some(c) = info.correlation {
-            self.note_gpu_correlation(scope, c, track);
-        }
+        let row = self.copies.len();
+        self.scopes.copies.push(row, (scope != 0).then_some(scope));
         self.copies.push(info);
         self.tracks[track.0 as usize]
             .events
@@ -279,10 +284,10 @@ impl ProfileBuilder {
         scope: u32,
     ) {
         let detail = u32::try_from(self.api_calls.len()).unwrap_or(NO_DETAIL);
-        if let Some(c) = info.correlation {
-            let index = u32::try_from(self.tracks[track.0 as usize].events.len()).unwrap_or(0);
-            self.api_correlations.push((scope, c, track, index));
-        }
+        let row = self.api_calls.len();
+        self.scopes
+            .api_calls
+            .push(row, (scope != 0).then_some(scope));
         self.api_calls.push(info);
         self.tracks[track.0 as usize]
             .events
@@ -292,12 +297,6 @@ impl ProfileBuilder {
     /// Adds a flow between two pushed events, given as (track, index in push order).
     pub fn push_exact_flow(&mut self, from: PushedEvent, to: PushedEvent, kind: FlowKind) {
         self.exact_flows.push((from, to, kind));
-    }
-
-    fn note_gpu_correlation(&mut self, scope: u32, correlation: u64, track: TrackId) {
-        let index = u32::try_from(self.tracks[track.0 as usize].events.len()).unwrap_or(0);
-        self.gpu_correlations
-            .push((scope, correlation, track, index));
     }
 
     /// Records a problem `count` times. Warnings with the same `code` are merged: counts add up
@@ -353,8 +352,7 @@ impl ProfileBuilder {
         }
     }
 
-    /// Removes the tracks for which `drop` returns true, with their events. Must be called before
-    /// events with correlation ids are pushed to the tracks that remain after them.
+    /// Removes the tracks for which `drop` returns true, with their events.
     pub fn remove_tracks(&mut self, mut drop: impl FnMut(&Track) -> bool) {
         let mut remap = Vec::with_capacity(self.tracks.len());
         let mut kept = Vec::with_capacity(self.tracks.len());
@@ -374,17 +372,6 @@ impl ProfileBuilder {
             .enumerate()
             .map(|(i, t)| (t.key, TrackId(u32::try_from(i).unwrap_or(0))))
             .collect();
-        let fix = |list: &mut Vec<(u32, u64, TrackId, u32)>| {
-            list.retain_mut(|(_, _, track, _)| match remap[track.0 as usize] {
-                Some(new) => {
-                    *track = new;
-                    true
-                }
-                None => false,
-            });
-        };
-        fix(&mut self.api_correlations);
-        fix(&mut self.gpu_correlations);
         self.exact_flows.retain_mut(|(from, to, _)| {
             match (remap[from.0.0 as usize], remap[to.0.0 as usize]) {
                 (Some(a), Some(b)) => {
@@ -497,9 +484,11 @@ impl ProfileBuilder {
         );
 
         let mut flows = link_correlations(
-            &self.api_correlations,
-            &self.gpu_correlations,
-            &new_index_of,
+            &self.tracks,
+            &self.kernels,
+            &self.copies,
+            &self.api_calls,
+            &self.scopes,
         );
         for ((ft, fi), (tt, ti), kind) in std::mem::take(&mut self.exact_flows) {
             let new_index = |t: TrackId, i: u32| {
@@ -805,36 +794,70 @@ fn sort_counter(c: &mut CounterTrack) {
     c.value = pairs.iter().map(|p| p.1).collect();
 }
 
-/// Links each GPU event with a correlation id to the API call with the same (scope, id).
+/// Launch flows from each API call to the GPU work that carries its (scope, correlation id),
+/// read off the finished tracks and the side tables.
 fn link_correlations(
-    api: &[(u32, u64, TrackId, u32)],
-    gpu: &[(u32, u64, TrackId, u32)],
-    new_index_of: &[Vec<u32>],
+    tracks: &[Track],
+    kernels: &KernelTable,
+    copies: &CopyTable,
+    api_calls: &ApiTable,
+    scopes: &Scopes,
 ) -> Vec<Flow> {
-    let by_corr = CorrelationIndex::new(api);
-    let mut flows = Vec::with_capacity(gpu.len());
-    let new_index = |t: TrackId, i: u32| {
-        new_index_of[t.0 as usize]
-            .get(i as usize)
-            .copied()
-            .filter(|&n| n != DROPPED)
+    if !api_calls.has_correlations() || !(kernels.has_correlations() || copies.has_correlations()) {
+        return Vec::new();
+    }
+    // Where each API row ended up. Rows are numbered in push order, so going through them in
+    // order lets the last call pushed win where ids repeat.
+    let mut at = vec![(u32::MAX, 0u32); api_calls.len()];
+    for (t, track) in tracks.iter().enumerate() {
+        let ev = &track.events;
+        for i in 0..ev.len() {
+            if ev.kind[i].is_api()
+                && let Some(slot) = at.get_mut(ev.detail[i] as usize)
+            {
+                *slot = (
+                    u32::try_from(t).unwrap_or(u32::MAX),
+                    u32::try_from(i).unwrap_or(0),
+                );
+            }
+        }
+    }
+    let calls = || {
+        at.iter().enumerate().filter_map(|(row, &(track, index))| {
+            let corr = api_calls.correlation(row).filter(|_| track != u32::MAX)?;
+            let scope = scopes.api_calls.get(row).unwrap_or(0);
+            Some((scope, corr, TrackId(track), index))
+        })
     };
-    for &(scope, corr, track, index) in gpu {
-        if let Some((api_track, api_index)) = by_corr.get(scope, corr)
-            && let (Some(from), Some(to)) =
-                (new_index(api_track, api_index), new_index(track, index))
-        {
-            flows.push(Flow {
-                from: EventRef {
-                    track: api_track.0,
-                    index: from,
-                },
-                to: EventRef {
-                    track: track.0,
-                    index: to,
-                },
-                kind: FlowKind::Launch,
-            });
+    let by_corr = CorrelationIndex::new(calls);
+    drop(at);
+    let mut flows = Vec::new();
+    for (t, track) in tracks.iter().enumerate() {
+        let ev = &track.events;
+        for i in 0..ev.len() {
+            let row = ev.detail[i] as usize;
+            let (corr, scope) = match ev.kind[i] {
+                EventKind::Kernel => (kernels.correlation(row), scopes.kernels.get(row)),
+                EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory => {
+                    (copies.correlation(row), scopes.copies.get(row))
+                }
+                _ => continue,
+            };
+            if let Some(corr) = corr
+                && let Some((api_track, api_index)) = by_corr.get(scope.unwrap_or(0), corr)
+            {
+                flows.push(Flow {
+                    from: EventRef {
+                        track: api_track.0,
+                        index: api_index,
+                    },
+                    to: EventRef {
+                        track: u32::try_from(t).unwrap_or(u32::MAX),
+                        index: u32::try_from(i).unwrap_or(0),
+                    },
+                    kind: FlowKind::Launch,
+                });
+            }
         }
     }
     flows
@@ -853,26 +876,32 @@ enum CorrelationIndex {
 }
 
 impl CorrelationIndex {
-    fn new(api: &[(u32, u64, TrackId, u32)]) -> Self {
-        let scope = api.first().map_or(0, |a| a.0);
-        let (first, last) = api
-            .iter()
-            .fold((u64::MAX, 0), |(lo, hi), a| (lo.min(a.1), hi.max(a.1)));
-        let dense_enough = last.saturating_sub(first) <= (api.len() as u64).saturating_mul(4);
-        if !api.is_empty() && dense_enough && api.iter().all(|a| a.0 == scope) {
-            let mut calls = vec![None; usize::try_from(last - first + 1).unwrap_or(0)];
-            for &(_, corr, track, index) in api {
-                calls[usize::try_from(corr - first).unwrap_or(0)] = Some((track, index));
+    /// `calls` gives the (scope, id, track, index) of each call, in push order, each time it is
+    /// called (twice: once to see whether the ids are dense, once to fill the index).
+    fn new<I: Iterator<Item = (u32, u64, TrackId, u32)>>(calls: impl Fn() -> I) -> Self {
+        let scope = calls().next().map_or(0, |a| a.0);
+        let (mut first, mut last, mut count, mut one_scope) = (u64::MAX, 0, 0u64, true);
+        for (s, corr, _, _) in calls() {
+            first = first.min(corr);
+            last = last.max(corr);
+            count += 1;
+            one_scope &= s == scope;
+        }
+        let dense_enough = last.saturating_sub(first) <= count.saturating_mul(4);
+        if count > 0 && dense_enough && one_scope {
+            let mut table = vec![None; usize::try_from(last - first + 1).unwrap_or(0)];
+            for (_, corr, track, index) in calls() {
+                table[usize::try_from(corr - first).unwrap_or(0)] = Some((track, index));
             }
             return Self::Dense {
                 scope,
                 first,
-                calls,
+                calls: table,
             };
         }
         let mut map = FxHashMap::default();
-        map.reserve(api.len());
-        for &(scope, corr, track, index) in api {
+        map.reserve(usize::try_from(count).unwrap_or(0));
+        for (scope, corr, track, index) in calls() {
             map.insert((scope, corr), (track, index));
         }
         Self::Map(map)

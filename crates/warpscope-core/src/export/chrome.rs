@@ -443,13 +443,13 @@ impl<W: Write> TraceWriter<'_, W> {
                 args.str(LANE_ARG, lane_text(track_lane));
             }
             if let Some(k) = kernel {
-                kernel_args(&mut args, k, p);
+                kernel_args(&mut args, &k, p);
             }
             if let Some(c) = copy {
-                copy_args(&mut args, c, ev.dur_ns[i]);
+                copy_args(&mut args, &c, ev.dur_ns[i]);
             }
             if let Some(a) = api {
-                api_args(&mut args, a);
+                api_args(&mut args, &a);
             }
             args.end();
             o.end();

@@ -7,7 +7,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::labels::RunLabel;
 use crate::model::{
-    EventKind, EventRef, Flow, NO_DETAIL, Profile, Source, TimeOrigin, TraceId, TrackKey, Warning,
+    ApiTable, CopyTable, EventKind, EventRef, Flow, KernelTable, NO_DETAIL, Profile, Source,
+    TimeOrigin, TraceId, TrackKey, Warning,
 };
 use crate::strings::{StrId, StringTable};
 
@@ -311,9 +312,9 @@ fn skeleton(profiles: &[Profile], shifts_ns: &[i64], aligned: bool, zero_unix_ns
         warnings: Vec::new(),
         strings: StringTable::default(),
         tracks: Vec::new(),
-        kernels: Vec::new(),
-        copies: Vec::new(),
-        api_calls: Vec::new(),
+        kernels: KernelTable::default(),
+        copies: CopyTable::default(),
+        api_calls: ApiTable::default(),
         flows: Vec::new(),
         counters: Vec::new(),
         markers: Vec::new(),
@@ -432,14 +433,9 @@ fn append_rank(
     let kernel_base = u32::try_from(merged.kernels.len()).unwrap_or(0);
     let copy_base = u32::try_from(merged.copies.len()).unwrap_or(0);
     let api_base = u32::try_from(merged.api_calls.len()).unwrap_or(0);
-    merged
-        .kernels
-        .extend(profile.kernels.into_iter().map(|mut k| {
-            k.mangled_name = k.mangled_name.map(|s| strings.map(s));
-            k
-        }));
-    merged.copies.extend(profile.copies);
-    merged.api_calls.extend(profile.api_calls);
+    merged.kernels.append(&profile.kernels, |s| strings.map(s));
+    merged.copies.append(&profile.copies);
+    merged.api_calls.append(&profile.api_calls);
 
     let track_base = u32::try_from(merged.tracks.len()).unwrap_or(0);
     for mut track in profile.tracks {

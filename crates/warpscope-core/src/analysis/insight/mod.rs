@@ -173,7 +173,7 @@ pub(crate) fn activities(profile: &Profile, range: TimeRange) -> Vec<Activity> {
                         let (major, minor) = profile.device(device)?.compute_capability?;
                         GpuArch::for_compute_capability(major, minor)
                     });
-                    if let (Some(arch), Some(config)) = (arch, launch_config(info)) {
+                    if let (Some(arch), Some(config)) = (arch, launch_config(&info)) {
                         a.occupancy = *occupancy_of.entry((device, config)).or_insert_with(|| {
                             theoretical_occupancy(&arch, config)
                                 .ok()

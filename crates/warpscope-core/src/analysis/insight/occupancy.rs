@@ -323,5 +323,5 @@ pub fn kernel_occupancy(
     let info = profile.kernel_info(track, index)?;
     let (major, minor) = profile.device(device)?.compute_capability?;
     let arch = GpuArch::for_compute_capability(major, minor)?;
-    Some(theoretical_occupancy(&arch, launch_config(info)?))
+    Some(theoretical_occupancy(&arch, launch_config(&info)?))
 }

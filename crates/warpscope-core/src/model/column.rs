@@ -1,0 +1,136 @@
+//! A column of optional values for the side tables, free while no row has a value.
+
+/// One optional value per row of a table that keeps its row count itself.
+///
+/// Nothing is stored while every row is `None`, so a field a format never fills costs nothing.
+/// From the first value on, the column holds one value per row (rows without a value hold a
+/// copy of a present one) and one bit per row saying which rows have a value.
+#[derive(Clone, Debug)]
+pub(crate) struct OptColumn<T> {
+    values: Vec<T>,
+    present: Vec<u64>,
+}
+
+impl<T> Default for OptColumn<T> {
+    fn default() -> Self {
+        Self {
+            values: Vec::new(),
+            present: Vec::new(),
+        }
+    }
+}
+
+impl<T: Copy> OptColumn<T> {
+    /// Sets row `row`, the table's row count before this push: rows are pushed in order.
+    pub(crate) fn push(&mut self, row: usize, value: Option<T>) {
+        debug_assert!(self.values.is_empty() || self.values.len() == row);
+        match value {
+            Some(v) => {
+                if self.values.len() < row {
+                    self.values.resize(row, v);
+                }
+                self.values.push(v);
+                let word = row / 64;
+                if self.present.len() <= word {
+                    self.present.resize(word + 1, 0);
+                }
+                self.present[word] |= 1 << (row % 64);
+            }
+            None => {
+                if let Some(&filler) = self.values.first() {
+                    self.values.push(filler);
+                }
+            }
+        }
+    }
+
+    /// The value of row `row`, if it has one.
+    pub(crate) fn get(&self, row: usize) -> Option<T> {
+        let word = *self.present.get(row / 64)?;
+        if (word >> (row % 64)) & 1 == 1 {
+            self.values.get(row).copied()
+        } else {
+            None
+        }
+    }
+
+    /// Whether some row has a value.
+    pub(crate) fn has_values(&self) -> bool {
+        !self.values.is_empty()
+    }
+
+    /// Appends `other_rows` rows of `other` after this column's `rows` rows, each value passed
+    /// through `map`.
+    pub(crate) fn append(
+        &mut self,
+        rows: usize,
+        other: &OptColumn<T>,
+        other_rows: usize,
+        map: impl Fn(T) -> T,
+    ) {
+        if !self.has_values() && !other.has_values() {
+            return;
+        }
+        for row in 0..other_rows {
+            self.push(rows + row, other.get(row).map(&map));
+        }
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.values.capacity() * std::mem::size_of::<T>() + self.present.capacity() * 8
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OptColumn;
+
+    fn column(values: &[Option<u64>]) -> OptColumn<u64> {
+        let mut c = OptColumn::default();
+        for (row, &v) in values.iter().enumerate() {
+            c.push(row, v);
+        }
+        c
+    }
+
+    #[test]
+    fn an_empty_column_stores_nothing() {
+        let c = column(&[None; 1000]);
+        assert!(!c.has_values());
+        assert_eq!(c.heap_bytes(), 0);
+        assert_eq!(c.get(999), None);
+    }
+
+    #[test]
+    fn values_come_back_where_they_were_put() {
+        let rows: Vec<Option<u64>> = (0..200u64)
+            .map(|i| (i % 3 == 1 || i == 130).then_some(i * 7))
+            .collect();
+        let c = column(&rows);
+        for (row, &want) in rows.iter().enumerate() {
+            assert_eq!(c.get(row), want, "row {row}");
+        }
+        assert_eq!(c.get(200), None);
+    }
+
+    #[test]
+    fn append_keeps_both_halves() {
+        let a_rows = [None, None, Some(5)];
+        let b_rows = [Some(1), None, Some(u64::MAX)];
+        for (first, second) in [
+            (&a_rows[..], &b_rows[..]),
+            (&[None, None][..], &b_rows[..]),
+            (&a_rows[..], &[None, None][..]),
+            (&[None][..], &[None][..]),
+        ] {
+            let mut a = column(first);
+            let b = column(second);
+            a.append(first.len(), &b, second.len(), |v| v);
+            let all: Vec<Option<u64>> = first.iter().chain(second).copied().collect();
+            for (row, &want) in all.iter().enumerate() {
+                assert_eq!(a.get(row), want, "row {row} of {first:?} + {second:?}");
+            }
+        }
+    }
+}
