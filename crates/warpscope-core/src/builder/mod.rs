@@ -423,11 +423,13 @@ impl ProfileBuilder {
         let origin_raw_ns = self.origin_raw_ns.unwrap_or_else(|| self.earliest_raw_ns());
         // Sort every track by start (longest first on ties) and remember where events moved.
         // Tracks are independent: they are finished on all cores.
+        // Where events moved matters only to flows given by event (exact flows).
+        let want_moves = !self.exact_flows.is_empty();
         let finished = crate::parallel::map_mut(
             &mut self.tracks,
             |t| t.events.len(),
             |track| {
-                let (map, n) = sort_and_shift(&mut track.events, origin_raw_ns);
+                let (map, n) = sort_and_shift(&mut track.events, origin_raw_ns, want_moves);
                 let (depth, parent, max_depth, _) = nest(&track.events);
                 track.events.depth = depth;
                 track.events.parent = parent;
@@ -444,7 +446,8 @@ impl ProfileBuilder {
             },
         );
         let dropped: u64 = finished.iter().map(|(_, n)| n).sum();
-        let new_index_of: Vec<Vec<u32>> = finished.into_iter().map(|(map, _)| map).collect();
+        let new_index_of: Vec<Option<Vec<u32>>> =
+            finished.into_iter().map(|(map, _)| map).collect();
         self.warn(
             "event_time_out_of_range",
             dropped,
@@ -491,11 +494,9 @@ impl ProfileBuilder {
             &self.scopes,
         );
         for ((ft, fi), (tt, ti), kind) in std::mem::take(&mut self.exact_flows) {
-            let new_index = |t: TrackId, i: u32| {
-                new_index_of[t.0 as usize]
-                    .get(i as usize)
-                    .copied()
-                    .filter(|&n| n != DROPPED)
+            let new_index = |t: TrackId, i: u32| match &new_index_of[t.0 as usize] {
+                Some(map) => map.get(i as usize).copied().filter(|&n| n != DROPPED),
+                None => ((i as usize) < self.tracks[t.0 as usize].events.len()).then_some(i),
             };
             if let (Some(a), Some(b)) = (new_index(ft, fi), new_index(tt, ti)) {
                 flows.push(Flow {
@@ -683,9 +684,13 @@ fn shifted_start(start_ns: i64, dur_ns: i64, origin_raw_ns: i64) -> Option<i64> 
 }
 
 /// Leaves out the events [`shifted_start`] rejects, subtracts the origin, sorts the columns by
-/// (start, longer first) and returns for each old index its new index ([`DROPPED`] for the
-/// events left out) and how many were left out.
-fn sort_and_shift(ev: &mut Events, origin_raw_ns: i64) -> (Vec<u32>, u64) {
+/// (start, longer first) and returns how many were left out and, if `want_moves`, for each old
+/// index its new index ([`DROPPED`] for the events left out; `None` when no event moved).
+fn sort_and_shift(
+    ev: &mut Events,
+    origin_raw_ns: i64,
+    want_moves: bool,
+) -> (Option<Vec<u32>>, u64) {
     let n = ev.len();
     // Old index of each kept event, built only once an event is dropped.
     let mut kept: Option<Vec<u32>> = None;
@@ -733,7 +738,10 @@ fn sort_and_shift(ev: &mut Events, origin_raw_ns: i64) -> (Vec<u32>, u64) {
         ev.pick(perm);
     }
     if kept.is_none() && perm.is_none() {
-        return ((0..u32::try_from(n).unwrap_or(u32::MAX)).collect(), 0);
+        return (None, 0);
+    }
+    if !want_moves {
+        return (None, dropped);
     }
     let mut new_index_of = vec![DROPPED; n];
     for new in 0..m {
@@ -741,7 +749,7 @@ fn sort_and_shift(ev: &mut Events, origin_raw_ns: i64) -> (Vec<u32>, u64) {
         let old = kept.as_ref().map_or(compact, |k| k[compact] as usize);
         new_index_of[old] = u32::try_from(new).unwrap_or(DROPPED);
     }
-    (new_index_of, dropped)
+    (Some(new_index_of), dropped)
 }
 
 /// Computes depth and parent for sorted events. An event nests under the innermost open event
