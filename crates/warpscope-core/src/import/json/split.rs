@@ -109,6 +109,13 @@ impl<R: Read> Input<R> {
     /// Reads more data, keeping `buf[keep_from..]`. Returns how far indices shifted (callers
     /// must move their offsets back by it) and whether more data arrived (false at the end).
     fn fill(&mut self, keep_from: usize) -> io::Result<(usize, bool)> {
+        self.fill_to(keep_from, 0)
+    }
+
+    /// As [`Input::fill`], reading only up to `total` bytes in the buffer where it holds less:
+    /// the event blocks are read to about their size, so that a block can be handed over
+    /// without copying it.
+    fn fill_to(&mut self, keep_from: usize, total: usize) -> io::Result<(usize, bool)> {
         if self.eof {
             return Ok((0, false));
         }
@@ -120,7 +127,11 @@ impl<R: Read> Input<R> {
             self.buf.drain(..shift);
             self.pos -= shift;
         }
-        let want = self.read_bytes.max(self.buf.len()) as u64;
+        let want = if self.buf.len() < total {
+            total - self.buf.len()
+        } else {
+            self.read_bytes.max(self.buf.len())
+        } as u64;
         let old_len = self.buf.len();
         loop {
             match (&mut self.reader).take(want).read_to_end(&mut self.buf) {
@@ -543,7 +554,7 @@ fn stream_events<R: Read, T>(
             }
             None => {
                 search_from = search_from.max(input.buf.len());
-                let (shift, more) = input.fill(block_start)?;
+                let (shift, more) = input.fill_to(block_start, block_bytes + block_bytes / 16)?;
                 block_start -= shift;
                 search_from -= shift;
                 if more {
@@ -552,8 +563,21 @@ fn stream_events<R: Read, T>(
                 (input.buf.len(), true)
             }
         };
+        // Where the block is the front of the buffer and little follows it, the buffer itself
+        // is sent and only what follows is copied; indices then move back by `shift`.
+        let mut shift = 0;
         if end > block_start {
-            let bytes = input.buf[block_start..end].to_vec();
+            let bytes = if block_start == 0 && input.buf.len() - end <= end / 8 {
+                let mut rest = Vec::with_capacity(input.buf.capacity());
+                rest.extend_from_slice(&input.buf[end..]);
+                let mut bytes = std::mem::replace(&mut input.buf, rest);
+                bytes.truncate(end);
+                shift = end;
+                input.dropped += end as u64;
+                bytes
+            } else {
+                input.buf[block_start..end].to_vec()
+            };
             let next_line = line + memchr::memchr_iter(b'\n', &bytes).count() as u64;
             let chunk = Chunk::Events {
                 bytes,
@@ -581,14 +605,14 @@ fn stream_events<R: Read, T>(
             line = next_line;
             // The lines up to the cut are counted: where the buffer is trimmed later, counting
             // starts from here rather than again from the last mark.
-            input.line_mark = (end, line);
+            input.line_mark = (end - shift, line);
         }
         if last {
             input.pos = input.buf.len();
             return Ok(true);
         }
-        block_start = end;
-        input.pos = end;
-        search_from = end + block_bytes;
+        block_start = end - shift;
+        input.pos = block_start;
+        search_from = block_start + block_bytes;
     }
 }
