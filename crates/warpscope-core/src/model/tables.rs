@@ -4,7 +4,8 @@
 //! plain structs of [`super::details`] ([`KernelTable::get`] gives a [`KernelInfo`]); inside,
 //! a field no row has costs nothing, and a kernel's launch configuration, which a few hundred
 //! distinct kernels repeat millions of times, is stored once and referred to by number. A
-//! million kernels of an Nsight Systems export take 12 MB instead of 150.
+//! million kernels of an Nsight Systems export take 12 MB instead of 150. Where launches do not
+//! repeat (a synthetic file), a kernel costs its packed configuration, 72 bytes, plus its ids.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -101,6 +102,11 @@ impl LaunchConfig {
     }
 }
 
+/// Every this many rows the kernel table checks that launch configurations repeat: where more
+/// than half of the rows so far brought a new one, it stops looking them up (the lookup map
+/// would cost more than it saves) and stores one per row.
+const DEDUP_CHECK_ROWS: usize = 1 << 16;
+
 /// Launch details of every kernel, one row per kernel event.
 #[derive(Clone, Default)]
 pub struct KernelTable {
@@ -111,6 +117,9 @@ pub struct KernelTable {
     by_hash: FxHashMap<u64, u32>,
     /// Configurations whose hash is taken by another one (64-bit hashes: hardly ever).
     collided: FxHashMap<LaunchConfig, u32>,
+    /// False once the rows showed that launches hardly repeat (see [`DEDUP_CHECK_ROWS`]):
+    /// from then on each row stores its own configuration and the maps are gone.
+    no_dedup: bool,
     /// Per row: its configuration.
     config: Vec<u32>,
     correlation: OptColumn<u64>,
@@ -138,6 +147,20 @@ impl KernelTable {
     }
 
     fn config_id(&mut self, config: LaunchConfig) -> u32 {
+        let rows = self.config.len();
+        if !self.no_dedup
+            && rows > 0
+            && rows.is_multiple_of(DEDUP_CHECK_ROWS)
+            && self.configs.len() * 2 > rows
+        {
+            self.no_dedup = true;
+            self.by_hash = FxHashMap::default();
+            self.collided = FxHashMap::default();
+        }
+        if self.no_dedup {
+            self.configs.push(config);
+            return u32::try_from(self.configs.len() - 1).unwrap_or(u32::MAX);
+        }
         self.config_id_hashed(config, config.hash64())
     }
 
@@ -477,6 +500,30 @@ mod tests {
             .collect();
         assert_eq!(ids, [0, 1, 2, 1, 0, 3]);
         assert_eq!(table.configs, configs);
+    }
+
+    #[test]
+    fn launches_that_never_repeat_stop_the_lookup_and_still_read_back() {
+        let distinct = |i: u32| KernelInfo {
+            grid: Some([i, 1, 1]),
+            correlation: Some(u64::from(i)),
+            ..KernelInfo::default()
+        };
+        let n = u32::try_from(DEDUP_CHECK_ROWS).unwrap() * 2 + 5;
+        let mut table: KernelTable = (0..n).map(distinct).collect();
+        assert!(table.no_dedup);
+        assert_eq!(table.by_hash.capacity(), 0);
+        table.append(&(0..3).map(distinct).collect(), |s| s);
+        assert_eq!(table.len(), n as usize + 3);
+        for i in 0..n {
+            assert_eq!(table.get(i as usize), Some(distinct(i)), "row {i}");
+        }
+        assert_eq!(table.get(n as usize + 2), Some(distinct(2)));
+
+        // Repeating launches keep one configuration each.
+        let repeating: KernelTable = (0..n).map(|i| distinct(i % 10)).collect();
+        assert!(!repeating.no_dedup);
+        assert_eq!(repeating.config_count(), 10);
     }
 
     #[test]
