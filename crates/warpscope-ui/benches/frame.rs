@@ -9,6 +9,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use warpscope_core::analysis::insight::{AnalyzeOptions, device_activity};
+use warpscope_core::analysis::range_index::ActivityCover;
 use warpscope_core::model::{EventKind, TrackKey};
 use warpscope_core::{Profile, ProfileBuilder, Progress, TimeRange, import_file};
 use warpscope_ui::Selection;
@@ -111,7 +112,10 @@ fn measure(label: &str, profile: &Profile) {
 /// frame, for the whole run and for 10 µs.
 fn measure_utilisation(label: &str, profile: &Profile, whole: TimeRange) {
     let t = Instant::now();
-    let activity = device_activity(profile, &AnalyzeOptions::default());
+    let activity: Vec<ActivityCover> = device_activity(profile, &AnalyzeOptions::default())
+        .iter()
+        .map(ActivityCover::new)
+        .collect();
     println!("{label}: utilisation index built in {:.1} ms", ms(t));
     let ctx = egui::Context::default();
     let mid = whole.start_ns + whole.duration_ns() / 2;
