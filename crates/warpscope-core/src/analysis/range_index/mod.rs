@@ -138,9 +138,9 @@ pub struct ActivityIndex {
     indexed: bool,
     groups: Vec<Group>,
     start_ns: Vec<i64>,
-    /// Durations, negative ones as 0 (what a range clips them to).
-    dur_ns: Vec<i64>,
-    /// `sum_ns[p]`: summed `dur_ns[..p]`, wrapping (differences are exact when they fit).
+    /// `sum_ns[p]`: summed durations of positions `..p` (negative ones as 0, what a range
+    /// clips them to), wrapping: differences are exact when they fit, and the duration of `p`
+    /// is `sum_ns[p + 1] - sum_ns[p]`.
     sum_ns: Vec<u64>,
     /// The distinct durations, sorted; the wavelet matrix holds indices into it.
     values_ns: Vec<i64>,
@@ -244,12 +244,20 @@ impl ActivityIndex {
             p = q;
         }
         index.start_ns = items.iter().map(|it| it.1).collect();
-        index.dur_ns = items.iter().map(|it| it.2).collect();
         drop(items);
-        let (s, d) = (&index.start_ns, &index.dur_ns);
-        index.ends = EndTree::new(|p| s[p].saturating_add(d[p]), s.len());
+        index.ends = EndTree::new(|p| index.end_ns(p), index.len());
         index.indexed = true;
         index
+    }
+
+    /// Duration of position `p` (negative ones as 0).
+    fn dur_ns(&self, p: usize) -> i64 {
+        i64::try_from(self.sum_ns[p + 1].wrapping_sub(self.sum_ns[p])).unwrap_or(i64::MAX)
+    }
+
+    /// End of position `p`'s event.
+    fn end_ns(&self, p: usize) -> i64 {
+        self.start_ns[p].saturating_add(self.dur_ns(p))
     }
 
     /// Number of kernels, copies and sets indexed.
@@ -264,7 +272,7 @@ impl ActivityIndex {
 
     /// Approximate heap size of the index in bytes.
     pub fn heap_bytes(&self) -> usize {
-        let per_event = size_of::<i64>() * 3;
+        let per_event = size_of::<i64>() * 2;
         let busy: usize = self
             .busy
             .iter()
@@ -331,8 +339,7 @@ impl ActivityIndex {
         let starts = &self.start_ns[g.first..g.end];
         let a = g.first + starts.partition_point(|&t| t < rs);
         let b = a + starts[a - g.first..].partition_point(|&t| t < re);
-        let (st, du) = (&self.start_ns, &self.dur_ns);
-        let end_ns = |p: usize| st[p].saturating_add(du[p]);
+        let end_ns = |p: usize| self.end_ns(p);
         s.left.clear();
         s.right.clear();
         s.clipped.clear();
@@ -342,7 +349,8 @@ impl ActivityIndex {
             return None;
         }
         for &p in s.left.iter().chain(&s.right) {
-            s.clipped.push(range.overlap_ns(st[p], du[p]));
+            s.clipped
+                .push(range.overlap_ns(self.start_ns[p], self.dur_ns(p)));
         }
         Some((a, b))
     }
@@ -352,9 +360,9 @@ impl ActivityIndex {
         let inside: i128 = if g.sums_fit {
             i128::from(self.sum_ns[b].wrapping_sub(self.sum_ns[a]))
         } else {
-            self.dur_ns[a..b].iter().map(|&d| i128::from(d)).sum()
+            (a..b).map(|p| i128::from(self.dur_ns(p))).sum()
         };
-        let replaced: i128 = s.right.iter().map(|&p| i128::from(self.dur_ns[p])).sum();
+        let replaced: i128 = s.right.iter().map(|&p| i128::from(self.dur_ns(p))).sum();
         let clipped: i128 = s.clipped.iter().map(|&d| i128::from(d)).sum();
         i64::try_from(inside - replaced + clipped).unwrap_or(i64::MAX)
     }
