@@ -4,14 +4,20 @@
 //! trace and on a 10× larger profile built from it. Tessellation is timed separately. The
 //! utilisation lanes are also timed alone (their index built once, then painted every frame).
 //! Run with `cargo bench -p warpscope-ui --bench frame`.
+//!
+//! `WARPSCOPE_BENCH_TRACE=FILE` also measures a real file (the 1.4 GB trace that
+//! `scripts/gen_kineto_trace.py SRC OUT --copies 10` writes, say); `WARPSCOPE_BENCH_FRAMES=N`
+//! times N frames per view instead of 50.
 
 use std::path::Path;
 use std::time::Instant;
 
 use warpscope_core::analysis::insight::{AnalyzeOptions, device_activity};
+use warpscope_core::analysis::range_index::ActivityCover;
 use warpscope_core::model::{EventKind, TrackKey};
 use warpscope_core::{Profile, ProfileBuilder, Progress, TimeRange, import_file};
 use warpscope_ui::Selection;
+use warpscope_ui::activity_index::activity_index;
 use warpscope_ui::range_stats::range_stats_ui;
 use warpscope_ui::tables::{TableKind, TablesState, tables_ui};
 use warpscope_ui::timeline::utilisation::utilisation_ui;
@@ -22,44 +28,63 @@ const SAMPLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/samples/kineto-h100/resnet50_b32_60steps.pt.trace.json.gz"
 );
+/// Frames per view unless `WARPSCOPE_BENCH_FRAMES` says otherwise.
 const FRAMES: usize = 50;
 
 fn main() {
-    if !Path::new(SAMPLE).exists() {
-        println!("skipped: {SAMPLE} is absent");
-        return;
+    let frames = std::env::var("WARPSCOPE_BENCH_FRAMES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(FRAMES);
+    if let Some(profile) = load(Path::new(SAMPLE)) {
+        measure("466k", &profile, frames);
+        let t = Instant::now();
+        let big = replicate(&profile, 10);
+        println!(
+            "built a 10x profile: {} events in {:.1} s",
+            big.event_count(),
+            t.elapsed().as_secs_f64()
+        );
+        drop(profile);
+        measure("10x", &big, frames);
     }
-    let t = Instant::now();
-    let profile = match import_file(Path::new(SAMPLE), &Progress::new()) {
-        Ok(p) => p,
-        Err(e) => {
-            println!("skipped: cannot read {SAMPLE}: {e}");
-            return;
-        }
-    };
-    println!(
-        "loaded {} events on {} tracks in {:.1} s",
-        profile.event_count(),
-        profile.tracks.len(),
-        t.elapsed().as_secs_f64()
-    );
-    measure("466k", &profile);
-    let t = Instant::now();
-    let big = replicate(&profile, 10);
-    println!(
-        "built a 10x profile: {} events in {:.1} s",
-        big.event_count(),
-        t.elapsed().as_secs_f64()
-    );
-    drop(profile);
-    measure("10x", &big);
+    if let Some(path) = std::env::var_os("WARPSCOPE_BENCH_TRACE")
+        && let Some(profile) = load(Path::new(&path))
+    {
+        measure("trace", &profile, frames);
+    }
     if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
         println!("loadavg: {}", load.trim());
     }
 }
 
+/// The profile in `path`, or `None` (said why) when it is absent or unreadable.
+fn load(path: &Path) -> Option<Profile> {
+    if !path.exists() {
+        println!("skipped: {} is absent", path.display());
+        return None;
+    }
+    let t = Instant::now();
+    match import_file(path, &Progress::new()) {
+        Ok(p) => {
+            println!(
+                "loaded {}: {} events on {} tracks in {:.1} s",
+                path.display(),
+                p.event_count(),
+                p.tracks.len(),
+                t.elapsed().as_secs_f64()
+            );
+            Some(p)
+        }
+        Err(e) => {
+            println!("skipped: cannot read {}: {e}", path.display());
+            None
+        }
+    }
+}
+
 /// Frames of each view; prints median and p95 of the UI pass and of tessellation.
-fn measure(label: &str, profile: &Profile) {
+fn measure(label: &str, profile: &Profile, frames: usize) {
     let ctx = egui::Context::default();
     let mut state = TimelineState::new(profile);
     let mut tables = TablesState::new(TableKind::GpuActivities);
@@ -69,6 +94,16 @@ fn measure(label: &str, profile: &Profile) {
     let t = Instant::now();
     let _ = run_frame(&ctx, profile, &mut state, &mut tables, &mut selection); // builds the caches
     println!("{label}: first frame (builds caches) {:.1} ms", ms(t));
+    // What the first range selected on the profile builds (once), so that dragging reads
+    // prefix sums instead of scanning the events.
+    let t = Instant::now();
+    let index = activity_index(&ctx, profile);
+    println!(
+        "{label}: range index built in {:.1} ms ({} events, {:.1} MB)",
+        ms(t),
+        index.len(),
+        mb(index.heap_bytes())
+    );
     // The views: the whole run, 10 µs in the middle, and the whole run while a range is being
     // dragged on the axis (a new range every frame, so the table is recomputed every frame).
     let views = [
@@ -80,11 +115,11 @@ fn measure(label: &str, profile: &Profile) {
         let mut ui_ms = Vec::new();
         let mut tess_ms = Vec::new();
         let mut shapes = 0;
-        for frame in 0..FRAMES {
+        for frame in 0..frames {
             state.set_visible_range(range);
             selection.range = dragging.then(|| {
                 let step = whole.duration_ns() / 200;
-                let frame = i64::try_from(frame).unwrap_or(0);
+                let frame = i64::try_from(frame % 50).unwrap_or(0);
                 TimeRange::new(mid - step * (frame + 1), mid + step * (frame + 1))
             });
             let t = Instant::now();
@@ -104,14 +139,17 @@ fn measure(label: &str, profile: &Profile) {
             pct(&mut tess_ms, 0.95),
         );
     }
-    measure_utilisation(label, profile, whole);
+    measure_utilisation(label, profile, whole, frames);
 }
 
 /// The utilisation lanes alone: the index built once, then every lane painted at 1700 px per
 /// frame, for the whole run and for 10 µs.
-fn measure_utilisation(label: &str, profile: &Profile, whole: TimeRange) {
+fn measure_utilisation(label: &str, profile: &Profile, whole: TimeRange, frames: usize) {
     let t = Instant::now();
-    let activity = device_activity(profile, &AnalyzeOptions::default());
+    let activity: Vec<ActivityCover> = device_activity(profile, &AnalyzeOptions::default())
+        .iter()
+        .map(ActivityCover::new)
+        .collect();
     println!("{label}: utilisation index built in {:.1} ms", ms(t));
     let ctx = egui::Context::default();
     let mid = whole.start_ns + whole.duration_ns() / 2;
@@ -124,7 +162,7 @@ fn measure_utilisation(label: &str, profile: &Profile, whole: TimeRange) {
         let mut ui_ms = Vec::new();
         let mut tess_ms = Vec::new();
         let mut shapes = 0;
-        for _ in 0..FRAMES {
+        for _ in 0..frames {
             let t = Instant::now();
             let mut out = ctx.run_ui(full_hd(), |ui| {
                 let painter = ui.painter();
@@ -185,6 +223,11 @@ fn full_hd() -> egui::RawInput {
         )),
         ..egui::RawInput::default()
     }
+}
+
+#[allow(clippy::cast_precision_loss)]
+fn mb(bytes: usize) -> f64 {
+    bytes as f64 / 1e6
 }
 
 fn ms(t: Instant) -> f64 {

@@ -2,6 +2,7 @@
 //! the ranked tables, the range statistics and the import warnings. No eframe and no file I/O here, so the widgets can
 //! be driven by the app, by egui_kittest tests and by benchmarks alike.
 
+pub mod activity_index;
 pub mod colors;
 pub mod compare;
 pub mod insights;

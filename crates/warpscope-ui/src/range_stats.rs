@@ -4,10 +4,12 @@
 use std::sync::Arc;
 
 use egui::{RichText, Ui};
+use warpscope_core::analysis::range_index::ActivityIndex;
 use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, TimeRange, analysis};
 
 use crate::Selection;
+use crate::activity_index::activity_index;
 
 /// What the header shows for one range.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,12 +23,22 @@ pub struct RangeStats {
 }
 
 impl RangeStats {
-    /// The statistics of `range` in `profile`.
+    /// The statistics of `range` in `profile`, by scanning its events.
     pub fn compute(profile: &Profile, range: TimeRange) -> Self {
         Self {
             duration_ns: range.duration_ns(),
             busy_ns: analysis::gpu_busy_ns(profile, range),
             gpu_time_ns: analysis::gpu_total_ns(profile, range),
+        }
+    }
+
+    /// The same statistics from `index` (built from `profile`), in time that does not grow
+    /// with the number of events.
+    pub fn compute_indexed(profile: &Profile, index: &ActivityIndex, range: TimeRange) -> Self {
+        Self {
+            duration_ns: range.duration_ns(),
+            busy_ns: index.gpu_busy_ns(profile, range),
+            gpu_time_ns: index.gpu_total_ns(profile, range),
         }
     }
 
@@ -84,7 +96,8 @@ pub fn range_stats_ui(ui: &mut Ui, profile: &Profile, selection: &mut Selection)
             stats: Some(s),
         }) if k == key => s,
         _ => {
-            let s = Arc::new(RangeStats::compute(profile, range));
+            let index = activity_index(ui.ctx(), profile);
+            let s = Arc::new(RangeStats::compute_indexed(profile, &index, range));
             let c = Cached {
                 key: Some(key),
                 stats: Some(Arc::clone(&s)),

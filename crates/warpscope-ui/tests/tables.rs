@@ -389,3 +389,61 @@ fn snapshot_resnet50_gpu_activities() {
     h.run();
     h.snapshot("tables_resnet50_b64_fp32");
 }
+
+/// What the tables and the header show for a range comes from the profile's activity index
+/// (prefix sums and order statistics instead of a scan): the same rows, cell for cell, and the
+/// same header, over random ranges and ranges whose edges fall inside events.
+#[test]
+fn tables_and_header_from_the_index_equal_the_scan() {
+    use warpscope_core::analysis::range_index::ActivityIndex;
+    use warpscope_ui::range_stats::RangeStats;
+    use warpscope_ui::tables::TableRows;
+    fn sorted(rows: &[warpscope_ui::tables::Row]) -> Vec<(String, Vec<String>)> {
+        let mut v: Vec<_> = rows
+            .iter()
+            .map(|r| (r.name.clone(), r.cells.iter().map(Cell::text).collect()))
+            .collect();
+        v.sort();
+        v
+    }
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move |n: i64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        i64::try_from(seed % u64::try_from(n.max(1)).unwrap()).unwrap()
+    };
+    for profile in [alexnet(), resnet()] {
+        let index = ActivityIndex::new(profile);
+        let (lo, hi) = profile.span_ns().unwrap();
+        let kernels = &profile
+            .tracks
+            .iter()
+            .find(|t| t.key.is_gpu() && t.events.len() > 100)
+            .unwrap()
+            .events;
+        for k in 0..60 {
+            let range = if k % 2 == 0 {
+                let a = lo + next(hi - lo);
+                TimeRange::new(a, a + next(hi - lo) / 4)
+            } else {
+                // From inside one kernel to inside another.
+                let i = usize::try_from(next(i64::try_from(kernels.len()).unwrap())).unwrap();
+                let j = usize::try_from(next(i64::try_from(kernels.len()).unwrap())).unwrap();
+                let inside = |i: usize| kernels.start_ns[i] + kernels.dur_ns[i] / 2;
+                TimeRange::new(inside(i), inside(j) + 1)
+            };
+            for kind in [TableKind::GpuActivities, TableKind::Kernels] {
+                let scan = TableRows::compute(profile, kind, range);
+                let fast = TableRows::compute_indexed(profile, Some(&index), kind, range);
+                assert_eq!(sorted(&fast.rows), sorted(&scan.rows), "{kind:?} {range:?}");
+                assert_eq!(fast.total, scan.total);
+            }
+            assert_eq!(
+                RangeStats::compute_indexed(profile, &index, range),
+                RangeStats::compute(profile, range),
+                "{range:?}"
+            );
+        }
+    }
+}

@@ -6,6 +6,7 @@
 
 pub mod compare;
 pub mod insight;
+pub mod range_index;
 mod summary;
 
 pub use compare::{CompareError, Comparison, MergeError, RunLabel, compare_runs, merge_ranks};

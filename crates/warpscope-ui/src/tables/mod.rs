@@ -14,6 +14,7 @@ use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, TimeRange};
 
 use crate::Selection;
+use crate::activity_index::activity_index;
 
 mod rows;
 
@@ -208,8 +209,9 @@ impl TablesState {
             .collect()
     }
 
-    /// Makes sure the rows of the current table are those of `profile` over `range`.
-    fn refresh(&mut self, profile: &Profile, range: TimeRange) {
+    /// Makes sure the rows of the current table are those of `profile` over `range` (the GPU
+    /// activities of a range from the profile's [`activity_index`]).
+    fn refresh(&mut self, ctx: &egui::Context, profile: &Profile, range: TimeRange) {
         let key = CacheKey::of(profile, range);
         if self.cache_key != Some(key) {
             self.cache_key = Some(key);
@@ -218,7 +220,15 @@ impl TablesState {
         }
         let slot = &mut self.tables[self.kind.index()];
         if slot.is_none() {
-            *slot = Some(TableRows::compute(profile, self.kind, range));
+            let index = (!range.is_all()
+                && matches!(self.kind, TableKind::GpuActivities | TableKind::Kernels))
+            .then(|| activity_index(ctx, profile));
+            *slot = Some(TableRows::compute_indexed(
+                profile,
+                index.as_deref(),
+                self.kind,
+                range,
+            ));
             self.computed += 1;
             self.generation += 1;
         }
@@ -292,9 +302,9 @@ pub fn tables_ui(
     let range = selection.range.unwrap_or(TimeRange::ALL);
     state.follow_selection(profile, selection);
 
-    state.refresh(profile, range);
+    state.refresh(ui.ctx(), profile, range);
     toolbar_ui(ui, state, selection, &mut response);
-    state.refresh(profile, range);
+    state.refresh(ui.ctx(), profile, range);
     ui.add_space(2.0);
 
     if let Some(clicked) = table_ui(ui, state) {

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use warpscope_core::analysis::insight::{KernelInsight, kernel_insights};
+use warpscope_core::analysis::range_index::ActivityIndex;
 use warpscope_core::analysis::{self, ActivityKind};
 use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, TimeRange};
@@ -279,9 +280,24 @@ pub struct TableRows {
 impl TableRows {
     /// The rows of `kind` over `range`, from [`warpscope_core::analysis`].
     pub fn compute(profile: &Profile, kind: TableKind, range: TimeRange) -> Self {
+        Self::compute_indexed(profile, None, kind, range)
+    }
+
+    /// The rows of `kind` over `range`, the GPU activities from `index` (built from `profile`)
+    /// when given: the same rows, in time that does not grow with the number of events.
+    pub fn compute_indexed(
+        profile: &Profile,
+        index: Option<&ActivityIndex>,
+        kind: TableKind,
+        range: TimeRange,
+    ) -> Self {
+        let gpu_activities = |range| match index {
+            Some(index) => index.gpu_activities(profile, range),
+            None => analysis::gpu_activities(profile, range),
+        };
         match kind {
             TableKind::GpuActivities => {
-                let rows = analysis::gpu_activities(profile, range);
+                let rows = gpu_activities(range);
                 let total_ns: i64 = rows.iter().map(|r| r.stats.total_ns).sum();
                 let rows = rows
                     .into_iter()
@@ -309,7 +325,7 @@ impl TableRows {
                 }
             }
             TableKind::Kernels => {
-                let mut rows = analysis::gpu_activities(profile, range);
+                let mut rows = gpu_activities(range);
                 rows.retain(|r| r.kind == ActivityKind::Kernel);
                 let total_ns: i64 = rows.iter().map(|r| r.stats.total_ns).sum();
                 let insights: std::collections::HashMap<String, _> =

@@ -4,6 +4,7 @@
 //!
 //! Call [`timeline_ui`] every frame with a [`TimelineState`] kept per profile.
 
+mod cache;
 mod details;
 pub mod input;
 pub mod layout;
@@ -16,15 +17,15 @@ pub use details::selected_event_ui;
 use std::collections::HashSet;
 
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
-use warpscope_core::analysis::insight::{AnalyzeOptions, DeviceActivity, device_activity};
 use warpscope_core::analysis::strip_version_suffix;
 use warpscope_core::model::{EventRef, FlowKind};
 use warpscope_core::time::format_duration_ns;
-use warpscope_core::{Profile, StrId, TimeRange};
+use warpscope_core::{Profile, TimeRange};
 
 use crate::Selection;
-use layout::{GROUP_HEIGHT, Group, GroupKey, LaneContent, ROW_HEIGHT};
-use paint::{LaneBox, Level};
+use cache::ProfileCache;
+use layout::{GROUP_HEIGHT, GroupKey, LaneContent, ROW_HEIGHT};
+use paint::LaneBox;
 use view::Viewport;
 
 /// Height of the time axis in points.
@@ -52,130 +53,6 @@ enum Hit {
         start_ns: i64,
         end_ns: i64,
     },
-}
-
-/// Data derived once per profile: lanes, per-depth event indices, flow lookups, the run's span
-/// and the occurrences of the highlighted name.
-struct ProfileCache {
-    /// Address and event count of the profile it was built for.
-    key: (usize, usize),
-    groups: Vec<Group>,
-    /// Per track, per depth level, the indices of that level's events (empty for tracks with a
-    /// single level, whose events are all on depth 0).
-    levels: Vec<Vec<Vec<u32>>>,
-    /// Flow indices sorted by their `from` event, and by their `to` event.
-    flows_from: Vec<u32>,
-    flows_to: Vec<u32>,
-    span_ns: Option<(i64, i64)>,
-    /// Name whose occurrences are listed, and per track the indices of its events.
-    occurrences: Option<(StrId, Vec<Vec<u32>>)>,
-    /// Busy time and idle causes per device, for the utilisation lanes.
-    activity: Vec<DeviceActivity>,
-}
-
-impl ProfileCache {
-    fn key_of(profile: &Profile) -> (usize, usize) {
-        (std::ptr::from_ref(profile) as usize, profile.event_count())
-    }
-
-    fn build(profile: &Profile) -> Self {
-        let levels = profile
-            .tracks
-            .iter()
-            .map(|t| {
-                if t.max_depth <= 1 {
-                    return Vec::new();
-                }
-                let mut lv = vec![Vec::new(); usize::from(t.max_depth)];
-                for (i, &d) in t.events.depth.iter().enumerate() {
-                    if let Some(l) = lv.get_mut(usize::from(d)) {
-                        l.push(u32::try_from(i).unwrap_or(u32::MAX));
-                    }
-                }
-                lv
-            })
-            .collect();
-        let n = u32::try_from(profile.flows.len()).unwrap_or(u32::MAX);
-        let mut flows_from: Vec<u32> = (0..n).collect();
-        flows_from.sort_unstable_by_key(|&f| profile.flows[f as usize].from);
-        let mut flows_to: Vec<u32> = (0..n).collect();
-        flows_to.sort_unstable_by_key(|&f| profile.flows[f as usize].to);
-        Self {
-            key: Self::key_of(profile),
-            groups: layout::build_groups(profile),
-            levels,
-            flows_from,
-            flows_to,
-            span_ns: profile.span_ns(),
-            occurrences: None,
-            activity: device_activity(profile, &AnalyzeOptions::default()),
-        }
-    }
-
-    fn level<'a>(&'a self, profile: &'a Profile, track: usize, depth: u16) -> Level<'a> {
-        let events = &profile.tracks[track].events;
-        let lv = &self.levels[track];
-        Level {
-            events,
-            indices: if lv.is_empty() {
-                None
-            } else {
-                Some(lv.get(usize::from(depth)).map_or(&[][..], Vec::as_slice))
-            },
-        }
-    }
-
-    /// The busy time and idle causes of `device` (the list is sorted by device).
-    fn activity_of(&self, device: u32) -> Option<&DeviceActivity> {
-        self.activity
-            .binary_search_by_key(&device, |a| a.device)
-            .ok()
-            .map(|k| &self.activity[k])
-    }
-
-    /// Per track, the indices of the events named `name` (computed once per name).
-    fn occurrences(&mut self, profile: &Profile, name: StrId) -> &[Vec<u32>] {
-        if self.occurrences.as_ref().is_none_or(|(n, _)| *n != name) {
-            let lists = profile
-                .tracks
-                .iter()
-                .map(|t| {
-                    t.events
-                        .name
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, n)| **n == name)
-                        .map(|(i, _)| u32::try_from(i).unwrap_or(u32::MAX))
-                        .collect()
-                })
-                .collect();
-            self.occurrences = Some((name, lists));
-        }
-        self.occurrences.as_ref().map_or(&[], |(_, l)| l.as_slice())
-    }
-
-    /// The flows that start or end at `ev`.
-    fn flows_of(&self, profile: &Profile, ev: EventRef) -> Vec<usize> {
-        let mut out = Vec::new();
-        let f = &profile.flows;
-        let a = self
-            .flows_from
-            .partition_point(|&i| f[i as usize].from < ev);
-        out.extend(
-            self.flows_from[a..]
-                .iter()
-                .take_while(|&&i| f[i as usize].from == ev)
-                .map(|&i| i as usize),
-        );
-        let b = self.flows_to.partition_point(|&i| f[i as usize].to < ev);
-        out.extend(
-            self.flows_to[b..]
-                .iter()
-                .take_while(|&&i| f[i as usize].to == ev)
-                .map(|&i| i as usize),
-        );
-        out
-    }
 }
 
 /// The timeline's state for one profile: the visible window, vertical scroll, collapsed groups
@@ -710,7 +587,7 @@ pub fn timeline_ui(
                             let x1 = lanes_rect.left() + b.x1.min(width + 10.0);
                             let first = level.event(b.first as usize);
                             let kind = ev.kind[first];
-                            let mut color = paint::event_color(profile, ev, kind, first);
+                            let mut color = cache.event_color(profile, ev, kind, first);
                             let r = Rect::from_min_max(
                                 Pos2::new(x0, ry + 1.0),
                                 Pos2::new((x1 - 0.5).max(x0 + 1.0), ry + ROW_HEIGHT - 1.0),

@@ -6,6 +6,7 @@
 use egui::epaint::text::{LayoutJob, TextFormat, TextWrapping};
 use egui::{Color32, FontId, Painter, Pos2, Rect, Stroke, StrokeKind};
 use warpscope_core::Profile;
+use warpscope_core::analysis::range_index::TimeBuckets;
 use warpscope_core::model::{CounterTrack, EventKind, Events};
 
 use crate::colors::{copy_color, kernel_color, kind_color};
@@ -26,6 +27,10 @@ pub struct Level<'a> {
     pub events: &'a Events,
     /// Indices of this level's events, or `None` for all events.
     pub indices: Option<&'a [u32]>,
+    /// Buckets over the level's event ends, which narrow each search to a few events (a binary
+    /// search over millions of events misses the cache at every probe); `None` searches the
+    /// whole level.
+    pub ends: Option<&'a TimeBuckets>,
 }
 
 impl Level<'_> {
@@ -57,17 +62,54 @@ impl Level<'_> {
     /// First position `>= from` whose event does not satisfy `pred` (binary search; `pred`
     /// must be true for a prefix of the level).
     pub fn partition_point_from(&self, from: usize, pred: impl Fn(usize) -> bool) -> usize {
-        let (mut lo, mut hi) = (from, self.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if pred(mid) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
+        partition_point_in(from, self.len(), pred)
+    }
+
+    /// First position `>= from` whose event ends at or after `end_ns`: the same as
+    /// `partition_point_from(from, pred)` for a `pred` that is true exactly for the events ending
+    /// before `end_ns`, searched only in the bucket of `end_ns` when the level has buckets.
+    pub fn first_ending_at_or_after(
+        &self,
+        from: usize,
+        end_ns: i64,
+        pred: impl Fn(usize) -> bool,
+    ) -> usize {
+        if let Some(ends) = self.ends {
+            let (lo, hi) = ends.window(end_ns);
+            let (lo, hi) = (lo.max(from), hi.max(from).min(self.len()));
+            // The window must bracket the answer (it does unless `pred` and `end_ns` disagree,
+            // as with times beyond 2^53 ns, where f64 comparisons round).
+            if (lo == from || pred(lo - 1)) && (hi == self.len() || !pred(hi)) {
+                return partition_point_in(lo, hi, pred);
             }
         }
-        lo
+        self.partition_point_from(from, pred)
     }
+}
+
+/// First position in `lo..hi` where `pred` is false (`hi` if none), `pred` true on a prefix.
+fn partition_point_in(mut lo: usize, mut hi: usize, pred: impl Fn(usize) -> bool) -> usize {
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// The smallest integer time above `t_ns` (`f64` times compared with integer ones).
+#[allow(clippy::cast_possible_truncation)]
+fn int_above(t_ns: f64) -> i64 {
+    (t_ns.floor() as i64).saturating_add(1)
+}
+
+/// The smallest integer time at or above `t_ns`.
+#[allow(clippy::cast_possible_truncation)]
+fn int_at_or_above(t_ns: f64) -> i64 {
+    t_ns.ceil() as i64
 }
 
 /// One box to draw: a single event (`count == 1`) or a folded run of `count` events starting at
@@ -104,7 +146,7 @@ pub fn fold_level(level: Level<'_>, view: &Viewport, width_px: f32, out: &mut Ve
     #[allow(clippy::cast_precision_loss)]
     let f = |t: i64| t as f64;
     let x = |t: f64| view.x_of(t, width_px);
-    let mut k = level.partition_point_from(0, |k| f(level.end_ns(k)) <= t0);
+    let mut k = level.first_ending_at_or_after(0, int_above(t0), |k| f(level.end_ns(k)) <= t0);
     while k < n {
         let s = level.start_ns(k);
         if f(s) > t1 {
@@ -130,7 +172,9 @@ pub fn fold_level(level: Level<'_>, view: &Viewport, width_px: f32, out: &mut Ve
         k += 1;
         loop {
             let limit = f(fold_end) + min_ns;
-            let j = level.partition_point_from(k, |p| f(level.end_ns(p)) < limit);
+            let j = level.first_ending_at_or_after(k, int_at_or_above(limit), |p| {
+                f(level.end_ns(p)) < limit
+            });
             if j > k {
                 fold_end = fold_end.max(level.end_ns(j - 1));
                 k = j;
@@ -415,6 +459,7 @@ mod tests {
             Level {
                 events: &ev,
                 indices: None,
+                ends: None,
             },
             &view,
             1000.0,
@@ -426,6 +471,60 @@ mod tests {
             out.iter().map(|b| u64::from(b.count)).sum::<u64>(),
             1_000_000
         );
+    }
+
+    #[test]
+    fn buckets_over_the_ends_fold_exactly_as_the_binary_search() {
+        // Bursts of tiny events, wide events and gaps of every size, on one level and on a
+        // level of every third event.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            i64::try_from(x % n).unwrap_or(0)
+        };
+        let (mut starts, mut durs) = (Vec::new(), Vec::new());
+        let mut t = 0i64;
+        for _ in 0..200_000 {
+            t += [1, 40, 900, 50_000][usize::try_from(next(4)).unwrap_or(0)] + next(30);
+            let d = [0, 3, 200, 20_000][usize::try_from(next(4)).unwrap_or(0)] + next(10);
+            starts.push(t);
+            durs.push(d);
+            t += d;
+        }
+        let ev = lane(&starts, &durs);
+        let idx: Vec<u32> = (0..200_000).step_by(3).collect();
+        let all = TimeBuckets::new(ev.len(), 8, |k| ev.end_ns(k));
+        let third = TimeBuckets::new(idx.len(), 8, |k| ev.end_ns(idx[k] as usize));
+        assert!(all.has_buckets() && third.has_buckets());
+        let (mut want, mut got) = (Vec::new(), Vec::new());
+        for v in 0..300 {
+            #[allow(clippy::cast_precision_loss)]
+            let (a, w) = (
+                next(t.unsigned_abs()) as f64 - 500.0,
+                [t as f64 * 1.1, 1e6, 3e4, 100.0][v % 4] * (0.5 + v as f64 / 300.0),
+            );
+            let view = Viewport::new(a, a + w);
+            for (indices, ends) in [(None, &all), (Some(&idx[..]), &third)] {
+                let plain = Level {
+                    events: &ev,
+                    indices,
+                    ends: None,
+                };
+                fold_level(plain, &view, 1_700.0, &mut want);
+                fold_level(
+                    Level {
+                        ends: Some(ends),
+                        ..plain
+                    },
+                    &view,
+                    1_700.0,
+                    &mut got,
+                );
+                assert_eq!(got, want, "{view:?}");
+            }
+        }
     }
 
     #[test]
@@ -446,6 +545,7 @@ mod tests {
             Level {
                 events: &ev,
                 indices: None,
+                ends: None,
             },
             &view,
             16_000.0,
@@ -467,6 +567,7 @@ mod tests {
             Level {
                 events: &ev,
                 indices: None,
+                ends: None,
             },
             &view,
             260.0,
@@ -491,6 +592,7 @@ mod tests {
             Level {
                 events: &ev,
                 indices: Some(&idx),
+                ends: None,
             },
             &view,
             200.0,
@@ -510,6 +612,7 @@ mod tests {
             Level {
                 events: &ev,
                 indices: None,
+                ends: None,
             },
             &view,
             300.0,
@@ -525,6 +628,7 @@ mod tests {
             Level {
                 events: &ev,
                 indices: None,
+                ends: None,
             },
             &view,
             300.0,

@@ -1,10 +1,12 @@
 //! The utilisation lane at the top of each GPU: how busy the device was under every pixel
 //! column, and — with idle causes on — why the rest of the column was idle (host wait, kernel
-//! wait, other; `docs/analysis.md`). Each column is a few binary searches over prefix sums
-//! ([`DeviceActivity::time_in`]), so a frame costs the same at any zoom and any trace size.
+//! wait, other; `docs/analysis.md`). Each column edge is a bucket lookup and a short search over
+//! prefix sums ([`ActivityCover::time_before`]), so a frame costs the same at any zoom and any
+//! trace size.
 
 use egui::{Color32, Mesh, Painter, Pos2, Rect, Shape};
-use warpscope_core::analysis::insight::{DeviceActivity, SpanTime};
+use warpscope_core::analysis::insight::SpanTime;
+use warpscope_core::analysis::range_index::{ActivityCover, span_between};
 use warpscope_core::time::format_duration_ns;
 
 use super::view::Viewport;
@@ -33,7 +35,7 @@ pub fn span_of(view: &Viewport, width_px: f32, x0: f32, x1: f32) -> (i64, i64) {
 pub fn utilisation_ui(
     painter: &Painter,
     rect: Rect,
-    activity: &DeviceActivity,
+    activity: &ActivityCover,
     view: &Viewport,
     show_causes: bool,
 ) {
@@ -63,10 +65,18 @@ pub fn utilisation_ui(
     };
     let mut run: Option<(f32, [u16; 4])> = None;
     let mut x = 0.0f32;
+    // A column usually starts where the last one ended: its cumulative times are reused.
+    let mut last_edge: Option<(i64, SpanTime)> = None;
     while x < width {
         let x1 = (x + COLUMN_PX).min(width);
         let (a, b) = span_of(view, width, x, x1);
-        let t = activity.time_in(a, b);
+        let ca = match last_edge {
+            Some((at, c)) if at == a => c,
+            _ => activity.time_before(a),
+        };
+        let cb = activity.time_before(b);
+        last_edge = Some((b, cb));
+        let t = span_between(&ca, &cb);
         let levels = quantise(&t, b - a, show_causes);
         match run {
             Some((_, l)) if l == levels => {}
