@@ -7,20 +7,10 @@ use std::sync::Arc;
 use warpscope_core::Profile;
 use warpscope_core::analysis::range_index::ActivityIndex;
 
+use crate::ProfileKey;
+
 /// How many profiles keep their index (the tabs of a comparison).
 const KEPT: usize = 8;
-
-/// A profile told apart by address and size (as the other caches of the widgets do).
-type ProfileKey = (usize, usize, usize, usize);
-
-fn key_of(profile: &Profile) -> ProfileKey {
-    (
-        std::ptr::from_ref(profile) as usize,
-        profile.event_count(),
-        profile.strings.len(),
-        profile.tracks.len(),
-    )
-}
 
 /// The indexes built so far, most recently used last.
 #[derive(Clone, Default)]
@@ -29,7 +19,7 @@ struct Indexes(Vec<(ProfileKey, Arc<ActivityIndex>)>);
 /// The index of `profile`, built now if it has none yet.
 pub fn activity_index(ctx: &egui::Context, profile: &Profile) -> Arc<ActivityIndex> {
     let id = egui::Id::unique("warpscope-activity-index");
-    let key = key_of(profile);
+    let key = ProfileKey::of(profile);
     let mut kept = ctx.data(|d| d.get_temp::<Indexes>(id)).unwrap_or_default();
     if let Some(pos) = kept.0.iter().position(|(k, _)| *k == key) {
         let index = Arc::clone(&kept.0[pos].1);

@@ -13,10 +13,10 @@ use warpscope_core::names::short_name;
 use warpscope_core::time::format_duration_ns as dur;
 use warpscope_core::{Profile, TimeRange};
 
-use crate::Selection;
 use crate::timeline::TimelineState;
 use crate::timeline::layout::device_title;
 use crate::timeline::utilisation::{BUSY, HOST_WAIT, KERNEL_WAIT, OTHER_IDLE};
+use crate::{ProfileKey, Selection};
 
 /// Colour of communication time.
 const COMM: Color32 = Color32::from_rgb(0xa0, 0x6c, 0xd5);
@@ -24,7 +24,7 @@ const COMM: Color32 = Color32::from_rgb(0xa0, 0x6c, 0xd5);
 const MEMORY: Color32 = Color32::from_rgb(0x3f, 0x9f, 0xb0);
 
 /// What an analysis was computed for: the profile (address, event count) and the range.
-type AnalysisKey = ((usize, usize), TimeRange);
+type AnalysisKey = (ProfileKey, TimeRange);
 
 /// What the panel keeps between frames: the analysis of the last range it showed.
 #[derive(Default)]
@@ -57,10 +57,7 @@ impl InsightsState {
     }
 
     fn refresh(&mut self, ctx: &egui::Context, profile: &Profile, range: TimeRange) {
-        let key = (
-            (std::ptr::from_ref(profile) as usize, profile.event_count()),
-            range,
-        );
+        let key = (ProfileKey::of(profile), range);
         if self.key == Some(key) {
             self.pending = None;
             return;

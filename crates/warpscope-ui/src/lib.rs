@@ -15,6 +15,24 @@ use warpscope_core::model::EventRef;
 use warpscope_core::strings::StrId;
 use warpscope_core::{Profile, TimeRange};
 
+/// Tells the open profiles apart for the widgets' caches: the profile's address, with its
+/// event, string and track counts, so that another profile later at the same address is not
+/// taken for the old one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ProfileKey(usize, usize, usize, usize);
+
+impl ProfileKey {
+    /// The key of `profile`.
+    pub fn of(profile: &Profile) -> Self {
+        Self(
+            std::ptr::from_ref(profile) as usize,
+            profile.event_count(),
+            profile.strings.len(),
+            profile.tracks.len(),
+        )
+    }
+}
+
 /// What the user has picked, shared by the timeline and the tables of one profile tab.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Selection {

@@ -8,8 +8,8 @@ use warpscope_core::analysis::range_index::ActivityIndex;
 use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, TimeRange, analysis};
 
-use crate::Selection;
 use crate::activity_index::activity_index;
+use crate::{ProfileKey, Selection};
 
 /// What the header shows for one range.
 #[derive(Clone, Debug, PartialEq)]
@@ -73,7 +73,7 @@ impl RangeStats {
 /// Cached statistics, kept in egui's memory so the header costs nothing per frame.
 #[derive(Clone, Default)]
 struct Cached {
-    key: Option<(usize, usize, TimeRange)>,
+    key: Option<(ProfileKey, TimeRange)>,
     stats: Option<Arc<RangeStats>>,
 }
 
@@ -84,11 +84,7 @@ pub fn range_stats_ui(ui: &mut Ui, profile: &Profile, selection: &mut Selection)
         return;
     };
     let id = ui.scope_id().with("warpscope-range-stats");
-    let key = (
-        std::ptr::from_ref(profile) as usize,
-        profile.event_count(),
-        range,
-    );
+    let key = (ProfileKey::of(profile), range);
     let cached = ui.data(|d| d.get_temp::<Cached>(id));
     let stats = match cached {
         Some(Cached {

@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::model::{
-    CopyKind, EventKind, FlowKind, NO_PARENT, Profile, RecordedSummaryRow, SummarySection,
+    CopyKind, EventKind, FlowKind, NO_PARENT, Profile, RecordedSummaryRow, SummarySection, Track,
 };
 use crate::strings::StrId;
 use crate::time::TimeRange;
@@ -153,6 +153,40 @@ pub fn gpu_total_ns(profile: &Profile, range: TimeRange) -> i64 {
     total
 }
 
+/// What a row of the GPU-activities table groups: a kernel by name, a copy by direction, or
+/// the sets.
+#[derive(Clone, Copy, Hash, PartialEq, Eq)]
+pub(crate) enum ActivityKey {
+    Kernel(StrId),
+    Copy(CopyKind, ActivityKind),
+}
+
+impl ActivityKey {
+    /// The row of event `i` of `track`, or `None` if it is no kernel, copy or set.
+    pub(crate) fn of(profile: &Profile, track: &Track, i: usize) -> Option<Self> {
+        let ev = &track.events;
+        Some(match ev.kind[i] {
+            EventKind::Kernel => Self::Kernel(ev.name[i]),
+            EventKind::Memset => Self::Copy(CopyKind::Memset, ActivityKind::Memset),
+            kind if kind.is_gpu_activity() => {
+                let ck = profile
+                    .copy_info(track, i)
+                    .map_or(CopyKind::Unknown, |c| c.kind);
+                Self::Copy(ck, ActivityKind::Memcpy)
+            }
+            _ => return None,
+        })
+    }
+
+    /// The row's name and kind as the table shows them.
+    pub(crate) fn name_and_kind(self, profile: &Profile) -> (String, ActivityKind) {
+        match self {
+            Self::Kernel(id) => (profile.str(id).to_string(), ActivityKind::Kernel),
+            Self::Copy(ck, kind) => (ck.activity_name(), kind),
+        }
+    }
+}
+
 /// The nvprof-style "GPU activities" table: kernels, copies (named by kind) and sets ranked
 /// together by total time. For a profile that is an nvprof summary (no events), the rows are the
 /// file's own.
@@ -160,31 +194,15 @@ pub fn gpu_activities(profile: &Profile, range: TimeRange) -> Vec<ActivityRow> {
     if let Some(rows) = recorded_activities(profile) {
         return rows;
     }
-    #[derive(Hash, PartialEq, Eq)]
-    enum Key {
-        Kernel(StrId),
-        Copy(CopyKind, ActivityKind),
-    }
-    let mut groups: FxHashMap<Key, Vec<i64>> = FxHashMap::default();
+    let mut groups: FxHashMap<ActivityKey, Vec<i64>> = FxHashMap::default();
     for track in profile.tracks.iter().filter(|t| t.key.is_gpu()) {
         let ev = &track.events;
         for i in track.candidates(&range) {
-            let kind = ev.kind[i];
-            if !kind.is_gpu_activity() {
-                continue;
-            }
-            let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) else {
+            let Some(key) = ActivityKey::of(profile, track, i) else {
                 continue;
             };
-            let key = match kind {
-                EventKind::Kernel => Key::Kernel(ev.name[i]),
-                EventKind::Memset => Key::Copy(CopyKind::Memset, ActivityKind::Memset),
-                _ => {
-                    let ck = profile
-                        .copy_info(track, i)
-                        .map_or(CopyKind::Unknown, |c| c.kind);
-                    Key::Copy(ck, ActivityKind::Memcpy)
-                }
+            let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) else {
+                continue;
             };
             groups.entry(key).or_default().push(d);
         }
@@ -192,10 +210,7 @@ pub fn gpu_activities(profile: &Profile, range: TimeRange) -> Vec<ActivityRow> {
     let mut rows: Vec<ActivityRow> = groups
         .into_iter()
         .map(|(key, mut durations)| {
-            let (name, kind) = match key {
-                Key::Kernel(id) => (profile.str(id).to_string(), ActivityKind::Kernel),
-                Key::Copy(ck, kind) => (ck.activity_name(), kind),
-            };
+            let (name, kind) = key.name_and_kind(profile);
             ActivityRow {
                 name,
                 kind,

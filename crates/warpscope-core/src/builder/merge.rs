@@ -79,9 +79,8 @@ impl ProfileBuilder {
             tracks: Vec::with_capacity(other.tracks.len()),
             offsets: Vec::with_capacity(other.tracks.len()),
         };
-        let kernels = u32::try_from(self.kernels.len()).unwrap_or(u32::MAX);
-        let copies = u32::try_from(self.copies.len()).unwrap_or(u32::MAX);
-        let api_calls = u32::try_from(self.api_calls.len()).unwrap_or(u32::MAX);
+        let (rows, other_rows) = (self.side_table_rows(), other.side_table_rows());
+        let [kernels, copies, api_calls] = rows.map(|r| u32::try_from(r).unwrap_or(u32::MAX));
         for track in other.tracks {
             let id = self.track(remap.key(track.key));
             let events = &mut self.tracks[id.0 as usize].events;
@@ -109,18 +108,7 @@ impl ProfileBuilder {
                     offset.saturating_add(d)
                 }));
         }
-        let s = &mut self.scopes;
-        let o = &other.scopes;
-        s.kernels
-            .append(self.kernels.len(), &o.kernels, other.kernels.len(), |v| v);
-        s.copies
-            .append(self.copies.len(), &o.copies, other.copies.len(), |v| v);
-        s.api_calls.append(
-            self.api_calls.len(),
-            &o.api_calls,
-            other.api_calls.len(),
-            |v| v,
-        );
+        self.scopes.append(rows, &other.scopes, other_rows);
         self.kernels.append(&other.kernels, |s| remap.string(s));
         self.copies.append(&other.copies);
         self.api_calls.append(&other.api_calls);

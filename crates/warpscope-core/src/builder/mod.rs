@@ -108,9 +108,25 @@ pub struct ProfileBuilder {
 /// tables. Files with one scope, 0, store nothing here.
 #[derive(Debug, Default)]
 pub(super) struct Scopes {
-    pub(super) kernels: OptColumn<u32>,
-    pub(super) copies: OptColumn<u32>,
-    pub(super) api_calls: OptColumn<u32>,
+    kernels: OptColumn<u32>,
+    copies: OptColumn<u32>,
+    api_calls: OptColumn<u32>,
+}
+
+impl Scopes {
+    /// Notes the scope of row `row` of a side table's column.
+    fn note(column: &mut OptColumn<u32>, row: usize, scope: u32) {
+        column.push(row, (scope != 0).then_some(scope));
+    }
+
+    /// Appends `other`'s rows; `rows` and `other_rows` are the (kernels, copies, API calls)
+    /// rows of the two builders.
+    pub(super) fn append(&mut self, rows: [usize; 3], other: &Scopes, other_rows: [usize; 3]) {
+        self.kernels.append(rows[0], &other.kernels, other_rows[0]);
+        self.copies.append(rows[1], &other.copies, other_rows[1]);
+        self.api_calls
+            .append(rows[2], &other.api_calls, other_rows[2]);
+    }
 }
 
 impl ProfileBuilder {
@@ -237,9 +253,9 @@ impl ProfileBuilder {
         info: KernelInfo,
         scope: u32,
     ) {
-        let detail = u32::try_from(self.kernels.len()).unwrap_or(NO_DETAIL);
         let row = self.kernels.len();
-        self.scopes.kernels.push(row, (scope != 0).then_some(scope));
+        let detail = u32::try_from(row).unwrap_or(NO_DETAIL);
+        Scopes::note(&mut self.scopes.kernels, row, scope);
         self.kernels.push(info);
         self.tracks[track.0 as usize].events.push(
             start_ns,
@@ -262,9 +278,9 @@ impl ProfileBuilder {
         info: CopyInfo,
         scope: u32,
     ) {
-        let detail = u32::try_from(self.copies.len()).unwrap_or(NO_DETAIL);
         let row = self.copies.len();
-        self.scopes.copies.push(row, (scope != 0).then_some(scope));
+        let detail = u32::try_from(row).unwrap_or(NO_DETAIL);
+        Scopes::note(&mut self.scopes.copies, row, scope);
         self.copies.push(info);
         self.tracks[track.0 as usize]
             .events
@@ -283,11 +299,9 @@ impl ProfileBuilder {
         info: ApiInfo,
         scope: u32,
     ) {
-        let detail = u32::try_from(self.api_calls.len()).unwrap_or(NO_DETAIL);
         let row = self.api_calls.len();
-        self.scopes
-            .api_calls
-            .push(row, (scope != 0).then_some(scope));
+        let detail = u32::try_from(row).unwrap_or(NO_DETAIL);
+        Scopes::note(&mut self.scopes.api_calls, row, scope);
         self.api_calls.push(info);
         self.tracks[track.0 as usize]
             .events
@@ -297,6 +311,11 @@ impl ProfileBuilder {
     /// Adds a flow between two pushed events, given as (track, index in push order).
     pub fn push_exact_flow(&mut self, from: PushedEvent, to: PushedEvent, kind: FlowKind) {
         self.exact_flows.push((from, to, kind));
+    }
+
+    /// Rows of the kernel, copy and API-call tables.
+    pub(super) fn side_table_rows(&self) -> [usize; 3] {
+        [self.kernels.len(), self.copies.len(), self.api_calls.len()]
     }
 
     /// Records a problem `count` times. Warnings with the same `code` are merged: counts add up

@@ -59,20 +59,13 @@ impl<T: Copy> OptColumn<T> {
         !self.values.is_empty()
     }
 
-    /// Appends `other_rows` rows of `other` after this column's `rows` rows, each value passed
-    /// through `map`.
-    pub(crate) fn append(
-        &mut self,
-        rows: usize,
-        other: &OptColumn<T>,
-        other_rows: usize,
-        map: impl Fn(T) -> T,
-    ) {
+    /// Appends `other_rows` rows of `other` after this column's `rows` rows.
+    pub(crate) fn append(&mut self, rows: usize, other: &OptColumn<T>, other_rows: usize) {
         if !self.has_values() && !other.has_values() {
             return;
         }
         for row in 0..other_rows {
-            self.push(rows + row, other.get(row).map(&map));
+            self.push(rows + row, other.get(row));
         }
     }
 
@@ -126,7 +119,7 @@ mod tests {
         ] {
             let mut a = column(first);
             let b = column(second);
-            a.append(first.len(), &b, second.len(), |v| v);
+            a.append(first.len(), &b, second.len());
             let all: Vec<Option<u64>> = first.iter().chain(second).copied().collect();
             for (row, &want) in all.iter().enumerate() {
                 assert_eq!(a.get(row), want, "row {row} of {first:?} + {second:?}");

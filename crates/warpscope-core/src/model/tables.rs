@@ -221,9 +221,9 @@ impl KernelTable {
         self.config
             .extend(other.config.iter().map(|&c| ids[c as usize]));
         self.correlation
-            .append(rows, &other.correlation, other.len(), |v| v);
+            .append(rows, &other.correlation, other.len());
         self.external_id
-            .append(rows, &other.external_id, other.len(), |v| v);
+            .append(rows, &other.external_id, other.len());
     }
 
     /// Number of distinct launch configurations.
@@ -322,11 +322,11 @@ impl CopyTable {
     pub fn append(&mut self, other: &CopyTable) {
         let (rows, n) = (self.len(), other.len());
         self.kind.extend_from_slice(&other.kind);
-        self.bytes.append(rows, &other.bytes, n, |v| v);
-        self.src_kind.append(rows, &other.src_kind, n, |v| v);
-        self.dst_kind.append(rows, &other.dst_kind, n, |v| v);
-        self.correlation.append(rows, &other.correlation, n, |v| v);
-        self.external_id.append(rows, &other.external_id, n, |v| v);
+        self.bytes.append(rows, &other.bytes, n);
+        self.src_kind.append(rows, &other.src_kind, n);
+        self.dst_kind.append(rows, &other.dst_kind, n);
+        self.correlation.append(rows, &other.correlation, n);
+        self.external_id.append(rows, &other.external_id, n);
     }
 
     /// Heap bytes held.
@@ -412,9 +412,9 @@ impl ApiTable {
     /// Appends the rows of `other`.
     pub fn append(&mut self, other: &ApiTable) {
         let (rows, n) = (self.len, other.len);
-        self.correlation.append(rows, &other.correlation, n, |v| v);
-        self.cbid.append(rows, &other.cbid, n, |v| v);
-        self.external_id.append(rows, &other.external_id, n, |v| v);
+        self.correlation.append(rows, &other.correlation, n);
+        self.cbid.append(rows, &other.cbid, n);
+        self.external_id.append(rows, &other.external_id, n);
         self.len += n;
     }
 

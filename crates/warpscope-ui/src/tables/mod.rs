@@ -13,8 +13,8 @@ use warpscope_core::strings::StrId;
 use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, TimeRange};
 
-use crate::Selection;
 use crate::activity_index::activity_index;
+use crate::{ProfileKey, Selection};
 
 mod rows;
 
@@ -121,18 +121,14 @@ pub fn filtered_sorted(rows: &[Row], filter: &str, sort: Option<SortBy>) -> Vec<
 /// profile at the same address is still told apart) and the range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct CacheKey {
-    profile_addr: usize,
-    events: usize,
-    strings: usize,
+    profile: ProfileKey,
     range: TimeRange,
 }
 
 impl CacheKey {
     fn of(profile: &Profile, range: TimeRange) -> Self {
         Self {
-            profile_addr: std::ptr::from_ref(profile) as usize,
-            events: profile.event_count(),
-            strings: profile.strings.len(),
+            profile: ProfileKey::of(profile),
             range,
         }
     }

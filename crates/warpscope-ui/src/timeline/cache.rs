@@ -11,6 +11,7 @@ use warpscope_core::{Profile, StrId};
 
 use super::layout::{self, Group};
 use super::paint::{self, Level};
+use crate::ProfileKey;
 
 /// Levels with fewer events are searched without buckets.
 const BUCKETED_LEVEL: usize = 512;
@@ -20,7 +21,7 @@ const EVENTS_PER_BUCKET: usize = 8;
 /// Data derived once per profile.
 pub(super) struct ProfileCache {
     /// Address and event count of the profile it was built for.
-    pub key: (usize, usize),
+    pub key: ProfileKey,
     pub groups: Vec<Group>,
     /// Per track, per depth level, the indices of that level's events (empty for tracks with a
     /// single level, whose events are all on depth 0).
@@ -42,10 +43,6 @@ pub(super) struct ProfileCache {
 }
 
 impl ProfileCache {
-    pub fn key_of(profile: &Profile) -> (usize, usize) {
-        (std::ptr::from_ref(profile) as usize, profile.event_count())
-    }
-
     pub fn build(profile: &Profile) -> Self {
         let levels: Vec<Vec<Vec<u32>>> = profile
             .tracks
@@ -94,7 +91,7 @@ impl ProfileCache {
         let mut flows_to: Vec<u32> = (0..n).collect();
         flows_to.sort_unstable_by_key(|&f| profile.flows[f as usize].to);
         Self {
-            key: Self::key_of(profile),
+            key: ProfileKey::of(profile),
             groups: layout::build_groups(profile),
             levels,
             level_ends,

@@ -22,7 +22,7 @@ use warpscope_core::model::{EventRef, FlowKind};
 use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, TimeRange};
 
-use crate::Selection;
+use crate::{ProfileKey, Selection};
 use cache::ProfileCache;
 use layout::{GROUP_HEIGHT, GroupKey, LaneContent, ROW_HEIGHT};
 use paint::LaneBox;
@@ -121,7 +121,7 @@ impl TimelineState {
     }
 
     fn cache(&mut self, profile: &Profile) -> &mut ProfileCache {
-        let key = ProfileCache::key_of(profile);
+        let key = ProfileKey::of(profile);
         if self.cache.as_ref().is_none_or(|c| c.key != key) {
             self.cache = Some(ProfileCache::build(profile));
         }

@@ -22,9 +22,8 @@ pub use wavelet::WaveletMatrix;
 
 use rustc_hash::FxHashMap;
 
-use super::{ActivityKind, ActivityRow, Stats, is_recorded_only, rank};
-use crate::model::{CopyKind, EventKind, Profile, TrackKey};
-use crate::strings::StrId;
+use super::{ActivityKey, ActivityKind, ActivityRow, Stats, is_recorded_only, rank};
+use crate::model::{Profile, TrackKey};
 use crate::time::TimeRange;
 
 /// Events per leaf of [`EndTree`].
@@ -111,13 +110,6 @@ struct Group {
     sums_fit: bool,
 }
 
-/// What a GPU-activities row groups by (as [`super::gpu_activities`] does).
-#[derive(Clone, Copy, Hash, PartialEq, Eq)]
-enum Key {
-    Kernel(StrId),
-    Copy(CopyKind, ActivityKind),
-}
-
 /// Scratch space of one query.
 #[derive(Default)]
 struct Scratch {
@@ -154,8 +146,8 @@ impl ActivityIndex {
     /// The index of `profile`'s kernels, copies and sets.
     pub fn new(profile: &Profile) -> Self {
         let mut busy_by_device: FxHashMap<u32, Vec<(i64, i64)>> = FxHashMap::default();
-        let mut key_ids: FxHashMap<Key, u32> = FxHashMap::default();
-        let mut keys: Vec<Key> = Vec::new();
+        let mut key_ids: FxHashMap<ActivityKey, u32> = FxHashMap::default();
+        let mut keys: Vec<ActivityKey> = Vec::new();
         // (key, start, duration), in track order.
         let mut items: Vec<(u32, i64, i64)> = Vec::new();
         for track in &profile.tracks {
@@ -165,19 +157,8 @@ impl ActivityIndex {
             let intervals = busy_by_device.entry(device).or_default();
             let ev = &track.events;
             for i in 0..ev.len() {
-                let kind = ev.kind[i];
-                if !kind.is_gpu_activity() {
+                let Some(key) = ActivityKey::of(profile, track, i) else {
                     continue;
-                }
-                let key = match kind {
-                    EventKind::Kernel => Key::Kernel(ev.name[i]),
-                    EventKind::Memset => Key::Copy(CopyKind::Memset, ActivityKind::Memset),
-                    _ => {
-                        let ck = profile
-                            .copy_info(track, i)
-                            .map_or(CopyKind::Unknown, |c| c.kind);
-                        Key::Copy(ck, ActivityKind::Memcpy)
-                    }
                 };
                 let id = *key_ids.entry(key).or_insert_with(|| {
                     keys.push(key);
@@ -230,10 +211,7 @@ impl ActivityIndex {
             let key = items[p].0;
             let q = p + items[p..].partition_point(|it| it.0 == key);
             let total: i128 = items[p..q].iter().map(|it| i128::from(it.2)).sum();
-            let (name, kind) = match keys[key as usize] {
-                Key::Kernel(id) => (profile.str(id).to_string(), ActivityKind::Kernel),
-                Key::Copy(ck, kind) => (ck.activity_name(), kind),
-            };
+            let (name, kind) = keys[key as usize].name_and_kind(profile);
             index.groups.push(Group {
                 name,
                 kind,

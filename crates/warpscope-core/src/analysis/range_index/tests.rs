@@ -7,7 +7,8 @@ use crate::analysis::insight::activity::CoveredIndex;
 use crate::analysis::insight::{AnalyzeOptions, device_activity};
 use crate::analysis::{gpu_activities, gpu_busy_ns, gpu_total_ns};
 use crate::builder::ProfileBuilder;
-use crate::model::{CopyInfo, Format, GpuLane, KernelInfo};
+use crate::model::{CopyInfo, CopyKind, EventKind, Format, GpuLane, KernelInfo};
+use crate::strings::StrId;
 
 /// xorshift64: reproducible without a dependency.
 struct Rng(u64);
