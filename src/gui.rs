@@ -1,5 +1,7 @@
-//! Starting the window: wgpu by default, glow when wgpu cannot start (or when asked), and the
-//! `--screenshot` mode that renders the main view to a PNG and exits.
+//! Starting the window: wgpu by default, glow when wgpu cannot start, when the only adapters are
+//! software renderers (lavapipe: glow on Mesa's llvmpipe draws the same about twice as fast,
+//! under Xvfb say) or when asked, and the `--screenshot` mode that renders the main view to a
+//! PNG and exits.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,7 +35,47 @@ pub struct GuiOptions {
     pub insights: bool,
 }
 
-fn native_options(opts: &GuiOptions, renderer: eframe::Renderer) -> eframe::NativeOptions {
+/// What the adapter selector says when it finds only software renderers.
+const SOFTWARE_ONLY: &str = "only software renderers";
+
+/// wgpu's options: with `hardware_only`, adapters that run on the CPU are refused, so that
+/// starting fails and glow takes over.
+fn wgpu_options(hardware_only: bool) -> eframe::egui_wgpu::WgpuConfiguration {
+    use eframe::egui_wgpu::{WgpuConfiguration, WgpuSetup};
+    use eframe::wgpu;
+    let mut config = WgpuConfiguration::default();
+    if hardware_only && let WgpuSetup::CreateNew(setup) = &mut config.wgpu_setup {
+        setup.native_adapter_selector = Some(std::sync::Arc::new(
+            |adapters: &[wgpu::Adapter], surface: Option<&wgpu::Surface<'_>>| {
+                let rank = |t: wgpu::DeviceType| match t {
+                    wgpu::DeviceType::DiscreteGpu => 0,
+                    wgpu::DeviceType::IntegratedGpu => 1,
+                    wgpu::DeviceType::VirtualGpu => 2,
+                    wgpu::DeviceType::Other => 3,
+                    wgpu::DeviceType::Cpu => 4,
+                };
+                adapters
+                    .iter()
+                    .filter(|a| surface.is_none_or(|s| a.is_surface_supported(s)))
+                    .filter(|a| a.get_info().device_type != wgpu::DeviceType::Cpu)
+                    .min_by_key(|a| rank(a.get_info().device_type))
+                    .cloned()
+                    .ok_or_else(|| {
+                        let names: Vec<String> =
+                            adapters.iter().map(|a| a.get_info().name).collect();
+                        format!("{SOFTWARE_ONLY} ({})", names.join(", "))
+                    })
+            },
+        ));
+    }
+    config
+}
+
+fn native_options(
+    opts: &GuiOptions,
+    renderer: eframe::Renderer,
+    hardware_only: bool,
+) -> eframe::NativeOptions {
     eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("warpscope")
@@ -44,6 +86,7 @@ fn native_options(opts: &GuiOptions, renderer: eframe::Renderer) -> eframe::Nati
         renderer,
         // A screenshot must show the requested size, not a remembered one.
         persist_window: opts.screenshot.is_none(),
+        wgpu_options: wgpu_options(hardware_only),
         ..eframe::NativeOptions::default()
     }
 }
@@ -51,6 +94,7 @@ fn native_options(opts: &GuiOptions, renderer: eframe::Renderer) -> eframe::Nati
 fn run_with(
     opts: &GuiOptions,
     renderer: eframe::Renderer,
+    hardware_only: bool,
 ) -> Result<Option<Result<(), String>>, eframe::Error> {
     let plan = opts.screenshot.clone().map(ScreenshotPlan::new);
     let result = plan.as_ref().map(|p| std::sync::Arc::clone(&p.result));
@@ -59,7 +103,7 @@ fn run_with(
     let insights = opts.insights;
     eframe::run_native(
         "warpscope",
-        native_options(opts, renderer),
+        native_options(opts, renderer, hardware_only),
         Box::new(move |cc| {
             let mut app = WarpscopeApp::new(cc, files, plan);
             app.compare_when_loaded = compare;
@@ -92,15 +136,19 @@ fn check_display() -> Result<()> {
 pub fn run(opts: &GuiOptions) -> Result<ExitCode> {
     check_display()?;
     let outcome = match opts.renderer {
-        Some(RendererChoice::Glow) => run_with(opts, eframe::Renderer::Glow),
-        Some(RendererChoice::Wgpu) => run_with(opts, eframe::Renderer::Wgpu),
-        None => match run_with(opts, eframe::Renderer::Wgpu) {
+        Some(RendererChoice::Glow) => run_with(opts, eframe::Renderer::Glow, false),
+        Some(RendererChoice::Wgpu) => run_with(opts, eframe::Renderer::Wgpu, false),
+        None => match run_with(opts, eframe::Renderer::Wgpu, true) {
             Ok(r) => Ok(r),
             // Without an event loop (no display server), OpenGL cannot do better.
             Err(e @ (eframe::Error::WinitEventLoop(_) | eframe::Error::Winit(_))) => Err(e),
+            // No GPU: Mesa's OpenGL is the faster software renderer, no need to say so.
+            Err(eframe::Error::Wgpu(
+                eframe::egui_wgpu::WgpuError::CustomNativeAdapterSelectionError(why),
+            )) if why.starts_with(SOFTWARE_ONLY) => run_with(opts, eframe::Renderer::Glow, false),
             Err(e) => {
                 eprintln!("warpscope: wgpu could not start ({e}); using OpenGL (glow)");
-                run_with(opts, eframe::Renderer::Glow)
+                run_with(opts, eframe::Renderer::Glow, false)
             }
         },
     };

@@ -774,7 +774,7 @@ impl WarpscopeApp {
     fn loading_ui(&mut self, ui: &mut egui::Ui) {
         for job in self.loader.jobs() {
             ui.horizontal(|ui| {
-                ui.spinner();
+                spinner_ui(ui);
                 ui.label(format!("Loading {}", file_name(&job.path)));
                 let fraction = job.progress.fraction().unwrap_or(0.0);
                 ui.add(
@@ -962,7 +962,8 @@ impl WarpscopeApp {
             return;
         };
         if self.loader.busy() {
-            ctx.request_repaint();
+            // The loader asks for a repaint when it is done; drawing meanwhile would only take
+            // the cores the import runs on.
             return;
         }
         if let Ok(done) = plan.result.lock()
@@ -1001,6 +1002,34 @@ impl WarpscopeApp {
             repaint.request_repaint();
         });
     }
+}
+
+/// egui's spinner without its request for a repaint every frame: while loading, the app
+/// repaints every 100 ms (`request_repaint_after`), so the spinner turns at 10 frames a second
+/// and the import keeps the cores (drawing at full rate on a machine without a GPU took one).
+fn spinner_ui(ui: &mut egui::Ui) {
+    let size = ui.style().spacing.interact_size.y;
+    let (rect, response) = ui.allocate_exact_size(egui::vec2(size, size), egui::Sense::hover());
+    response.widget_info(|| egui::WidgetInfo::new(egui::Role::ProgressIndicator));
+    if !ui.is_rect_visible(rect) {
+        return;
+    }
+    let radius = rect.height().min(rect.width()) * 0.5 - 2.0;
+    let time = ui.input(|i| i.time);
+    let start = time * std::f64::consts::TAU;
+    let end = start + 240f64.to_radians() * time.sin();
+    let points: Vec<egui::Pos2> = (0..16)
+        .map(|k| {
+            let angle = start + (end - start) * f64::from(k) / 16.0;
+            let (sin, cos) = angle.sin_cos();
+            #[allow(clippy::cast_possible_truncation)]
+            let v = egui::vec2(cos as f32, sin as f32);
+            rect.center() + radius * v
+        })
+        .collect();
+    let color = ui.visuals().strong_text_color();
+    ui.painter()
+        .add(egui::Shape::line(points, egui::Stroke::new(3.0, color)));
 }
 
 /// Writes an egui screenshot as PNG.
