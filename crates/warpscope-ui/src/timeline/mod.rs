@@ -15,8 +15,9 @@ pub mod view;
 pub use details::selected_event_ui;
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
-use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Stroke, Vec2};
+use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, Vec2};
 use warpscope_core::analysis::strip_version_suffix;
 use warpscope_core::model::{EventRef, FlowKind};
 use warpscope_core::time::format_duration_ns;
@@ -55,6 +56,27 @@ enum Hit {
     },
 }
 
+/// What a utilisation lane's mesh was computed for: its rectangle, the window and whether idle
+/// causes show (as bits, so equal means the same mesh).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct LaneKey {
+    device: u32,
+    rect: [u32; 4],
+    window: [u64; 2],
+    causes: bool,
+}
+
+impl LaneKey {
+    fn new(device: u32, rect: Rect, view: &Viewport, causes: bool) -> Self {
+        Self {
+            device,
+            rect: [rect.min.x, rect.min.y, rect.max.x, rect.max.y].map(f32::to_bits),
+            window: [view.start_ns.to_bits(), view.end_ns.to_bits()],
+            causes,
+        }
+    }
+}
+
 /// The timeline's state for one profile: the visible window, vertical scroll, collapsed groups
 /// and caches derived from the profile.
 pub struct TimelineState {
@@ -68,6 +90,9 @@ pub struct TimelineState {
     axis_drag_from_ns: Option<f64>,
     /// Scratch buffer for the boxes of one level.
     boxes: Vec<LaneBox>,
+    /// The last mesh of each utilisation lane: frames that show the same window (every frame
+    /// while the pointer moves over a still timeline) draw it again instead of computing it.
+    lane_meshes: Vec<(LaneKey, Arc<Mesh>)>,
     /// Colour the idle time of the utilisation lanes by cause.
     pub show_idle_causes: bool,
 }
@@ -83,6 +108,7 @@ impl TimelineState {
             cache: None,
             axis_drag_from_ns: None,
             boxes: Vec::new(),
+            lane_meshes: Vec::new(),
             show_idle_causes: true,
         };
         s.fit(profile);
@@ -124,6 +150,7 @@ impl TimelineState {
         let key = ProfileKey::of(profile);
         if self.cache.as_ref().is_none_or(|c| c.key != key) {
             self.cache = Some(ProfileCache::build(profile));
+            self.lane_meshes.clear();
         }
         self.cache
             .get_or_insert_with(|| ProfileCache::build(profile))
@@ -457,6 +484,7 @@ pub fn timeline_ui(
     let highlight = selection.name;
     let mut track_y: Vec<Option<f32>> = vec![None; profile.tracks.len()];
     let mut boxes = std::mem::take(&mut state.boxes);
+    let mut lane_meshes = std::mem::take(&mut state.lane_meshes);
     if let Some(name) = highlight {
         let _ = state.cache(profile).occurrences(profile, name);
     }
@@ -532,13 +560,24 @@ pub fn timeline_ui(
                         Pos2::new(lanes_rect.left(), y0),
                         Pos2::new(lanes_rect.right(), y0 + h),
                     );
-                    utilisation::utilisation_ui(
-                        &lanes_painter,
-                        r,
-                        act,
-                        &state.view,
-                        state.show_idle_causes,
-                    );
+                    let key = LaneKey::new(device, r, &state.view, state.show_idle_causes);
+                    let mesh = match lane_meshes.iter().find(|(k, _)| *k == key) {
+                        Some((_, mesh)) => Arc::clone(mesh),
+                        None => {
+                            let mesh = Arc::new(utilisation::utilisation_mesh(
+                                r,
+                                act,
+                                &state.view,
+                                state.show_idle_causes,
+                            ));
+                            lane_meshes.retain(|(k, _)| k.device != device);
+                            lane_meshes.push((key, Arc::clone(&mesh)));
+                            mesh
+                        }
+                    };
+                    if !mesh.is_empty() {
+                        lanes_painter.add(Shape::Mesh(mesh));
+                    }
                     if let Some(p) = hover_pos
                         && p.y >= y0
                         && p.y < y0 + h
@@ -656,6 +695,7 @@ pub fn timeline_ui(
         }
     }
     state.boxes = boxes;
+    state.lane_meshes = lane_meshes;
     if toggle_idle_causes {
         state.show_idle_causes = !state.show_idle_causes;
     }

@@ -39,11 +39,23 @@ pub fn utilisation_ui(
     view: &Viewport,
     show_causes: bool,
 ) {
+    let mesh = utilisation_mesh(rect, activity, view, show_causes);
+    if !mesh.is_empty() {
+        painter.add(Shape::mesh(mesh));
+    }
+}
+
+/// The lane in `rect` as one mesh (a shape per box would cost more to tessellate than to
+/// compute): runs of columns with the same quantised heights become one quad per colour.
+pub fn utilisation_mesh(
+    rect: Rect,
+    activity: &ActivityCover,
+    view: &Viewport,
+    show_causes: bool,
+) -> Mesh {
     let width = rect.width();
     let h = rect.height() - 2.0;
     let bottom = rect.bottom() - 1.0;
-    // One mesh for the whole lane (a shape per box would cost more to tessellate than to
-    // compute); runs of columns with the same quantised heights become one quad per colour.
     let mut mesh = Mesh::default();
     let mut flush = |from: f32, to: f32, levels: [u16; 4]| {
         let mut y = bottom;
@@ -91,9 +103,7 @@ pub fn utilisation_ui(
     if let Some((from, l)) = run {
         flush(from, width, l);
     }
-    if !mesh.is_empty() {
-        painter.add(Shape::mesh(mesh));
-    }
+    mesh
 }
 
 /// Heights in 64ths of the lane: busy, then host wait, kernel wait, other.
