@@ -163,3 +163,61 @@ fn a_cancelled_gzip_sqlite_import_stops_and_leaves_no_temporary_file() {
     assert_eq!(err.to_string(), "matrix.nvvp.gz: import cancelled");
     assert_eq!(warpscope_temp_files(), before);
 }
+
+/// Everything of a profile, event by event: names as text, the details of kernels and API
+/// calls, flows and warnings with their messages.
+fn every_event(p: &warpscope_core::Profile) -> String {
+    let mut s = String::new();
+    for t in &p.tracks {
+        s.push_str(&format!("{:?} {}\n", t.key, t.name));
+        let ev = &t.events;
+        for i in 0..ev.len() {
+            s.push_str(&format!(
+                "{} {} {} {:?} {:?} {:?} {:?}\n",
+                ev.start_ns[i],
+                ev.dur_ns[i],
+                p.str(ev.name[i]),
+                ev.kind[i],
+                p.kernel_info(t, i),
+                p.api_info(t, i),
+                p.copy_info(t, i)
+            ));
+        }
+    }
+    for f in &p.flows {
+        s.push_str(&format!("{f:?}\n"));
+    }
+    for w in &p.warnings {
+        s.push_str(&format!("{} x{}: {}\n", w.code, w.count, w.message));
+    }
+    s
+}
+
+/// An Nsight Systems export read from a file reads its runtime table on a second connection
+/// on another thread; from memory everything is read on one. The two must not differ in any
+/// event, detail, flow or warning.
+#[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
+fn nsys_tables_read_on_two_threads_give_the_profile_read_on_one() {
+    let Some(dir) = common::sample("nsys-sqlite") else {
+        return;
+    };
+    let mut checked = 0;
+    for f in std::fs::read_dir(&dir).unwrap() {
+        let path = f.unwrap().path();
+        let data = std::fs::read(&path).unwrap();
+        let (Ok(from_file), Ok(from_bytes)) = (
+            import_file(&path, &Progress::new()),
+            import_bytes(&path, &data, &Progress::new()),
+        ) else {
+            panic!("{} does not load", path.display());
+        };
+        let (a, b) = (every_event(&from_file), every_event(&from_bytes));
+        assert!(a == b, "{} differs between the two reads", path.display());
+        checked += usize::from(!from_file.api_calls.is_empty());
+    }
+    assert!(checked >= 3, "only {checked} exports with API calls");
+}

@@ -88,30 +88,35 @@ impl ProfileBuilder {
             remap
                 .offsets
                 .push(u32::try_from(events.len()).unwrap_or(u32::MAX));
-            let from = track.events;
+            let mut from = track.events;
+            for s in &mut from.name {
+                *s = remap.string(*s);
+            }
+            for (d, &kind) in from.detail.iter_mut().zip(&from.kind) {
+                let offset = match kind {
+                    _ if *d == NO_DETAIL => continue,
+                    EventKind::Kernel => kernels,
+                    EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory => copies,
+                    k if k.is_api() => api_calls,
+                    _ => continue,
+                };
+                *d = offset.saturating_add(*d);
+            }
+            if events.is_empty() {
+                // A track new here takes the columns as they are.
+                *events = from;
+                continue;
+            }
             events.start_ns.extend_from_slice(&from.start_ns);
             events.dur_ns.extend_from_slice(&from.dur_ns);
-            events
-                .name
-                .extend(from.name.iter().map(|&s| remap.string(s)));
+            events.name.extend_from_slice(&from.name);
             events.kind.extend_from_slice(&from.kind);
-            events
-                .detail
-                .extend(from.detail.iter().zip(&from.kind).map(|(&d, &kind)| {
-                    let offset = match kind {
-                        _ if d == NO_DETAIL => return NO_DETAIL,
-                        EventKind::Kernel => kernels,
-                        EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory => copies,
-                        k if k.is_api() => api_calls,
-                        _ => return d,
-                    };
-                    offset.saturating_add(d)
-                }));
+            events.detail.extend_from_slice(&from.detail);
         }
-        self.scopes.append(rows, &other.scopes, other_rows);
-        self.kernels.append(&other.kernels, |s| remap.string(s));
-        self.copies.append(&other.copies);
-        self.api_calls.append(&other.api_calls);
+        self.scopes.append(rows, other.scopes, other_rows);
+        self.kernels.append(other.kernels, |s| remap.string(s));
+        self.copies.append(other.copies);
+        self.api_calls.append(other.api_calls);
         self.markers.extend(other.markers);
         for (from, to, kind) in other.exact_flows {
             self.exact_flows

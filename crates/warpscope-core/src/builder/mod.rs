@@ -121,11 +121,11 @@ impl Scopes {
 
     /// Appends `other`'s rows; `rows` and `other_rows` are the (kernels, copies, API calls)
     /// rows of the two builders.
-    pub(super) fn append(&mut self, rows: [usize; 3], other: &Scopes, other_rows: [usize; 3]) {
-        self.kernels.append(rows[0], &other.kernels, other_rows[0]);
-        self.copies.append(rows[1], &other.copies, other_rows[1]);
+    pub(super) fn append(&mut self, rows: [usize; 3], other: Scopes, other_rows: [usize; 3]) {
+        self.kernels.append(rows[0], other.kernels, other_rows[0]);
+        self.copies.append(rows[1], other.copies, other_rows[1]);
         self.api_calls
-            .append(rows[2], &other.api_calls, other_rows[2]);
+            .append(rows[2], other.api_calls, other_rows[2]);
     }
 }
 
@@ -566,7 +566,10 @@ impl ProfileBuilder {
                 "flow arrows whose start or end falls on no event were left out",
             );
         }
-        flows.sort_by_key(|f| (f.from, f.to));
+        // Unstable (no scratch copy of the list); the kind decides between flows that link the
+        // same two events, so the order does not depend on the sort.
+        flows.sort_unstable_by_key(|f| (f.from, f.to, f.kind as u8));
+        flows.shrink_to_fit();
 
         let tracks = order_tracks(std::mem::take(&mut self.tracks), &mut flows);
         self.devices.sort_by_key(|d| d.id);
@@ -833,32 +836,34 @@ fn link_correlations(
     if !api_calls.has_correlations() || !(kernels.has_correlations() || copies.has_correlations()) {
         return Vec::new();
     }
-    // Where each API row ended up. Rows are numbered in push order, so going through them in
-    // order lets the last call pushed win where ids repeat.
-    let mut at = vec![(u32::MAX, 0u32); api_calls.len()];
-    for (t, track) in tracks.iter().enumerate() {
-        let ev = &track.events;
-        for i in 0..ev.len() {
-            if ev.kind[i].is_api()
-                && let Some(slot) = at.get_mut(ev.detail[i] as usize)
-            {
-                *slot = (
-                    u32::try_from(t).unwrap_or(u32::MAX),
-                    u32::try_from(i).unwrap_or(0),
-                );
-            }
-        }
-    }
+    // The API calls still on a track, with their rows: rows are numbered in push order, so
+    // the index lets the highest row win where ids repeat (the last call pushed).
     let calls = || {
-        at.iter().enumerate().filter_map(|(row, &(track, index))| {
-            let corr = api_calls.correlation(row).filter(|_| track != u32::MAX)?;
-            let scope = scopes.api_calls.get(row).unwrap_or(0);
-            Some((scope, corr, TrackId(track), index))
+        tracks.iter().enumerate().flat_map(|(t, track)| {
+            let ev = &track.events;
+            (0..ev.len()).filter_map(move |i| {
+                if !ev.kind[i].is_api() {
+                    return None;
+                }
+                let row = ev.detail[i];
+                let corr = api_calls.correlation(row as usize)?;
+                let scope = scopes.api_calls.get(row as usize).unwrap_or(0);
+                let at = EventRef {
+                    track: u32::try_from(t).ok()?,
+                    index: u32::try_from(i).ok()?,
+                };
+                Some(ApiCall {
+                    scope,
+                    corr,
+                    row,
+                    at,
+                })
+            })
         })
     };
     let by_corr = CorrelationIndex::new(calls);
-    drop(at);
-    let mut flows = Vec::new();
+    // At most one flow per GPU activity: reserved at once, so the list is never copied to grow.
+    let mut flows = Vec::with_capacity(kernels.len() + copies.len());
     for (t, track) in tracks.iter().enumerate() {
         let ev = &track.events;
         for i in 0..ev.len() {
@@ -871,13 +876,10 @@ fn link_correlations(
                 _ => continue,
             };
             if let Some(corr) = corr
-                && let Some((api_track, api_index)) = by_corr.get(scope.unwrap_or(0), corr)
+                && let Some(from) = by_corr.get(scope.unwrap_or(0), corr)
             {
                 flows.push(Flow {
-                    from: EventRef {
-                        track: api_track.0,
-                        index: api_index,
-                    },
+                    from,
                     to: EventRef {
                         track: u32::try_from(t).unwrap_or(u32::MAX),
                         index: u32::try_from(i).unwrap_or(0),
@@ -890,65 +892,109 @@ fn link_correlations(
     flows
 }
 
-/// The API call of each (scope, correlation id); the last one wins where ids repeat.
+/// An API call on a track, as [`CorrelationIndex::new`] reads it.
+struct ApiCall {
+    scope: u32,
+    corr: u64,
+    /// Its row in the API table (push order).
+    row: u32,
+    /// Where it is.
+    at: EventRef,
+}
+
+/// The API call of each (scope, correlation id); the last one pushed wins where ids repeat.
+///
+/// Each slot holds a packed [`EventRef`] (track in the high half), or while the index is being
+/// built the row of the winning call so far, marked by [`ROW_MARK`].
 enum CorrelationIndex {
     /// One scope whose ids are dense (tools number them from 1 up): a table from the
-    /// smallest id, several times faster to fill and to read than a hash map.
+    /// smallest id ([`NO_CALL`] where no call has the id), several times faster to fill and to
+    /// read than a hash map.
     Dense {
         scope: u32,
         first: u64,
-        calls: Vec<Option<(TrackId, u32)>>,
+        slots: Vec<u64>,
     },
-    Map(FxHashMap<(u32, u64), (TrackId, u32)>),
+    Map(FxHashMap<(u32, u64), u64>),
 }
 
+/// A slot of [`CorrelationIndex::Dense`] that no call has.
+const NO_CALL: u64 = u64::MAX;
+/// Marks a slot that holds a row, not yet a place.
+const ROW_MARK: u64 = 1 << 63;
+
 impl CorrelationIndex {
-    /// `calls` gives the (scope, id, track, index) of each call, in push order, each time it is
-    /// called (twice: once to see whether the ids are dense, once to fill the index).
-    fn new<I: Iterator<Item = (u32, u64, TrackId, u32)>>(calls: impl Fn() -> I) -> Self {
-        let scope = calls().next().map_or(0, |a| a.0);
+    /// `calls` gives the API calls on the tracks each time it is called (three times: to see
+    /// whether the ids are dense, to find the last row of each id, and to put its place in).
+    fn new<I: Iterator<Item = ApiCall>>(calls: impl Fn() -> I) -> Self {
+        let scope = calls().next().map_or(0, |a| a.scope);
         let (mut first, mut last, mut count, mut one_scope) = (u64::MAX, 0, 0u64, true);
-        for (s, corr, _, _) in calls() {
-            first = first.min(corr);
-            last = last.max(corr);
+        for call in calls() {
+            first = first.min(call.corr);
+            last = last.max(call.corr);
             count += 1;
-            one_scope &= s == scope;
+            one_scope &= call.scope == scope;
         }
         let dense_enough = last.saturating_sub(first) <= count.saturating_mul(4);
+        let keep_last_row = |slot: &mut u64, row: u32| {
+            if *slot == NO_CALL || *slot < (ROW_MARK | u64::from(row)) {
+                *slot = ROW_MARK | u64::from(row);
+            }
+        };
+        let place = |slot: &mut u64, call: &ApiCall| {
+            if *slot == ROW_MARK | u64::from(call.row) {
+                *slot = (u64::from(call.at.track) << 32) | u64::from(call.at.index);
+            }
+        };
         if count > 0 && dense_enough && one_scope {
-            let mut table = vec![None; usize::try_from(last - first + 1).unwrap_or(0)];
-            for (_, corr, track, index) in calls() {
-                table[usize::try_from(corr - first).unwrap_or(0)] = Some((track, index));
+            let mut slots = vec![NO_CALL; usize::try_from(last - first + 1).unwrap_or(0)];
+            let slot = |corr: u64| usize::try_from(corr - first).unwrap_or(0);
+            for call in calls() {
+                keep_last_row(&mut slots[slot(call.corr)], call.row);
+            }
+            for call in calls() {
+                place(&mut slots[slot(call.corr)], &call);
             }
             return Self::Dense {
                 scope,
                 first,
-                calls: table,
+                slots,
             };
         }
         let mut map = FxHashMap::default();
         map.reserve(usize::try_from(count).unwrap_or(0));
-        for (scope, corr, track, index) in calls() {
-            map.insert((scope, corr), (track, index));
+        for call in calls() {
+            keep_last_row(
+                map.entry((call.scope, call.corr)).or_insert(NO_CALL),
+                call.row,
+            );
+        }
+        for call in calls() {
+            if let Some(slot) = map.get_mut(&(call.scope, call.corr)) {
+                place(slot, &call);
+            }
         }
         Self::Map(map)
     }
 
-    fn get(&self, scope: u32, corr: u64) -> Option<(TrackId, u32)> {
-        match self {
+    fn get(&self, scope: u32, corr: u64) -> Option<EventRef> {
+        let slot = match self {
             Self::Dense {
                 scope: s,
                 first,
-                calls,
+                slots,
             } => {
                 if scope != *s {
                     return None;
                 }
-                let i = usize::try_from(corr.checked_sub(*first)?).ok()?;
-                calls.get(i).copied().flatten()
+                *slots.get(usize::try_from(corr.checked_sub(*first)?).ok()?)?
             }
-            Self::Map(map) => map.get(&(scope, corr)).copied(),
-        }
+            Self::Map(map) => *map.get(&(scope, corr))?,
+        };
+        (slot & ROW_MARK == 0).then(|| EventRef {
+            track: u32::try_from(slot >> 32).unwrap_or(u32::MAX),
+            index: u32::try_from(slot & 0xFFFF_FFFF).unwrap_or(u32::MAX),
+        })
     }
 }
 

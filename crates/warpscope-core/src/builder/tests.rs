@@ -93,6 +93,64 @@ fn correlation_links_api_calls_to_gpu_work_after_sorting() {
     }
 }
 
+/// Where two API calls carry the same correlation id, the one pushed last launched the kernel,
+/// even on another thread and earlier in time; a call `finish` leaves out (its time cannot be
+/// placed) does not count. Checked with dense ids (the table index) and with two processes
+/// (the hash map).
+#[test]
+fn the_last_call_pushed_wins_a_repeated_correlation_id() {
+    for scopes in [[0, 0], [1, 2]] {
+        let mut b = ProfileBuilder::new("x.json".into(), Format::NsysSqlite);
+        let one = b.track(thread());
+        let two = b.track(TrackKey::Thread {
+            pid: TraceId::Int(1),
+            tid: TraceId::Int(2),
+        });
+        let gpu = b.track(gpu());
+        let (first, second, late) = (b.intern("first"), b.intern("second"), b.intern("late"));
+        let k = b.intern("kernel");
+        let api = |c| ApiInfo {
+            correlation: Some(c),
+            ..ApiInfo::default()
+        };
+        b.push_api(one, 500, 5, first, EventKind::Runtime, api(7), scopes[0]);
+        b.push_api(two, 100, 5, second, EventKind::Runtime, api(7), scopes[0]);
+        // Pushed last but left out: a duration past the time limit.
+        b.push_api(
+            one,
+            600,
+            i64::MAX,
+            late,
+            EventKind::Runtime,
+            api(7),
+            scopes[0],
+        );
+        b.push_api(one, 700, 5, first, EventKind::Runtime, api(8), scopes[1]);
+        let kinfo = |c| KernelInfo {
+            correlation: Some(c),
+            ..KernelInfo::default()
+        };
+        b.push_kernel(gpu, 800, 10, k, kinfo(7), scopes[0]);
+        b.push_kernel(gpu, 900, 10, k, kinfo(8), scopes[1]);
+        let p = b.finish();
+        let launcher = |to_start: i64| {
+            let f = p
+                .flows
+                .iter()
+                .find(|f| {
+                    p.tracks[f.to.track as usize].events.start_ns[f.to.index as usize]
+                        == to_start - 100
+                })
+                .expect("a flow to the kernel");
+            let ev = &p.tracks[f.from.track as usize].events;
+            p.str(ev.name[f.from.index as usize]).to_string()
+        };
+        assert_eq!(p.flows.len(), 2, "scopes {scopes:?}");
+        assert_eq!(launcher(800), "second", "scopes {scopes:?}");
+        assert_eq!(launcher(900), "first", "scopes {scopes:?}");
+    }
+}
+
 #[test]
 fn warnings_with_the_same_code_add_up() {
     let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);

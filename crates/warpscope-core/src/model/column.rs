@@ -3,12 +3,18 @@
 /// One optional value per row of a table that keeps its row count itself.
 ///
 /// Nothing is stored while every row is `None`, so a field a format never fills costs nothing.
-/// From the first value on, the column holds one value per row (rows without a value hold a
-/// copy of a present one) and one bit per row saying which rows have a value.
+/// While every row that has a value has the same one (the process of every call in a
+/// single-process export, say), that value is stored once. From the first differing value on,
+/// the column holds one value per row (rows without a value hold a copy of a present one). A
+/// column with values also keeps one bit per row saying which rows have one.
 #[derive(Clone, Debug)]
 pub(crate) struct OptColumn<T> {
+    /// One value per row, once two different values were pushed; empty before.
     values: Vec<T>,
+    /// Which rows have a value.
     present: Vec<u64>,
+    /// The value every present row has, while `values` is empty.
+    same: Option<T>,
 }
 
 impl<T> Default for OptColumn<T> {
@@ -16,39 +22,48 @@ impl<T> Default for OptColumn<T> {
         Self {
             values: Vec::new(),
             present: Vec::new(),
+            same: None,
         }
     }
 }
 
-impl<T: Copy> OptColumn<T> {
+impl<T: Copy + PartialEq> OptColumn<T> {
     /// Sets row `row`, the table's row count before this push: rows are pushed in order.
     pub(crate) fn push(&mut self, row: usize, value: Option<T>) {
         debug_assert!(self.values.is_empty() || self.values.len() == row);
-        match value {
-            Some(v) => {
-                if self.values.len() < row {
-                    self.values.resize(row, v);
-                }
-                self.values.push(v);
-                let word = row / 64;
-                if self.present.len() <= word {
-                    self.present.resize(word + 1, 0);
-                }
-                self.present[word] |= 1 << (row % 64);
+        let Some(v) = value else {
+            if let Some(&filler) = self.values.first() {
+                self.values.push(filler);
             }
-            None => {
-                if let Some(&filler) = self.values.first() {
-                    self.values.push(filler);
+            return;
+        };
+        if self.values.is_empty() {
+            match self.same {
+                None => self.same = Some(v),
+                Some(same) if same == v => {}
+                Some(same) => {
+                    // The first differing value: every row gets its own from here on.
+                    self.values.reserve(row + 1);
+                    self.values.resize(row, same);
+                    self.values.push(v);
+                    self.same = None;
                 }
             }
+        } else {
+            self.values.push(v);
         }
+        let word = row / 64;
+        if self.present.len() <= word {
+            self.present.resize(word + 1, 0);
+        }
+        self.present[word] |= 1 << (row % 64);
     }
 
     /// The value of row `row`, if it has one.
     pub(crate) fn get(&self, row: usize) -> Option<T> {
         let word = *self.present.get(row / 64)?;
         if (word >> (row % 64)) & 1 == 1 {
-            self.values.get(row).copied()
+            self.same.or_else(|| self.values.get(row).copied())
         } else {
             None
         }
@@ -56,11 +71,16 @@ impl<T: Copy> OptColumn<T> {
 
     /// Whether some row has a value.
     pub(crate) fn has_values(&self) -> bool {
-        !self.values.is_empty()
+        self.same.is_some() || !self.values.is_empty()
     }
 
-    /// Appends `other_rows` rows of `other` after this column's `rows` rows.
-    pub(crate) fn append(&mut self, rows: usize, other: &OptColumn<T>, other_rows: usize) {
+    /// Appends `other_rows` rows of `other` after this column's `rows` rows. Appended to a
+    /// column of no rows, `other` is taken as it is (no copy).
+    pub(crate) fn append(&mut self, rows: usize, other: OptColumn<T>, other_rows: usize) {
+        if rows == 0 {
+            *self = other;
+            return;
+        }
         if !self.has_values() && !other.has_values() {
             return;
         }
@@ -108,18 +128,41 @@ mod tests {
     }
 
     #[test]
+    fn a_column_of_one_value_stores_it_once_until_another_comes() {
+        let mut rows: Vec<Option<u64>> = (0..1000u64).map(|i| (i % 5 != 0).then_some(7)).collect();
+        let c = column(&rows);
+        assert!(c.has_values());
+        assert!(c.heap_bytes() <= 16 * 8, "{} bytes", c.heap_bytes());
+        for (row, &want) in rows.iter().enumerate() {
+            assert_eq!(c.get(row), want, "row {row}");
+        }
+        // A second value late in the column: every row keeps what it had.
+        rows.push(Some(8));
+        rows.push(None);
+        rows.push(Some(7));
+        let c = column(&rows);
+        for (row, &want) in rows.iter().enumerate() {
+            assert_eq!(c.get(row), want, "row {row}");
+        }
+    }
+
+    #[test]
     fn append_keeps_both_halves() {
         let a_rows = [None, None, Some(5)];
         let b_rows = [Some(1), None, Some(u64::MAX)];
+        let same = [Some(5), None, Some(5)];
         for (first, second) in [
             (&a_rows[..], &b_rows[..]),
+            (&a_rows[..], &same[..]),
+            (&same[..], &b_rows[..]),
+            (&same[..], &same[..]),
             (&[None, None][..], &b_rows[..]),
             (&a_rows[..], &[None, None][..]),
             (&[None][..], &[None][..]),
         ] {
             let mut a = column(first);
             let b = column(second);
-            a.append(first.len(), &b, second.len());
+            a.append(first.len(), b, second.len());
             let all: Vec<Option<u64>> = first.iter().chain(second).copied().collect();
             for (row, &want) in all.iter().enumerate() {
                 assert_eq!(a.get(row), want, "row {row} of {first:?} + {second:?}");

@@ -207,7 +207,7 @@ impl KernelTable {
     }
 
     /// Appends the rows of `other`, its string ids passed through `string`.
-    pub fn append(&mut self, other: &KernelTable, string: impl Fn(StrId) -> StrId) {
+    pub fn append(&mut self, other: KernelTable, string: impl Fn(StrId) -> StrId) {
         let ids: Vec<u32> = other
             .configs
             .iter()
@@ -220,10 +220,9 @@ impl KernelTable {
         let rows = self.len();
         self.config
             .extend(other.config.iter().map(|&c| ids[c as usize]));
-        self.correlation
-            .append(rows, &other.correlation, other.len());
-        self.external_id
-            .append(rows, &other.external_id, other.len());
+        let n = other.len();
+        self.correlation.append(rows, other.correlation, n);
+        self.external_id.append(rows, other.external_id, n);
     }
 
     /// Number of distinct launch configurations.
@@ -319,14 +318,18 @@ impl CopyTable {
     }
 
     /// Appends the rows of `other`.
-    pub fn append(&mut self, other: &CopyTable) {
+    pub fn append(&mut self, other: CopyTable) {
         let (rows, n) = (self.len(), other.len());
+        if rows == 0 {
+            *self = other;
+            return;
+        }
         self.kind.extend_from_slice(&other.kind);
-        self.bytes.append(rows, &other.bytes, n);
-        self.src_kind.append(rows, &other.src_kind, n);
-        self.dst_kind.append(rows, &other.dst_kind, n);
-        self.correlation.append(rows, &other.correlation, n);
-        self.external_id.append(rows, &other.external_id, n);
+        self.bytes.append(rows, other.bytes, n);
+        self.src_kind.append(rows, other.src_kind, n);
+        self.dst_kind.append(rows, other.dst_kind, n);
+        self.correlation.append(rows, other.correlation, n);
+        self.external_id.append(rows, other.external_id, n);
     }
 
     /// Heap bytes held.
@@ -410,11 +413,11 @@ impl ApiTable {
     }
 
     /// Appends the rows of `other`.
-    pub fn append(&mut self, other: &ApiTable) {
+    pub fn append(&mut self, other: ApiTable) {
         let (rows, n) = (self.len, other.len);
-        self.correlation.append(rows, &other.correlation, n);
-        self.cbid.append(rows, &other.cbid, n);
-        self.external_id.append(rows, &other.external_id, n);
+        self.correlation.append(rows, other.correlation, n);
+        self.cbid.append(rows, other.cbid, n);
+        self.external_id.append(rows, other.external_id, n);
         self.len += n;
     }
 
@@ -513,7 +516,7 @@ mod tests {
         let mut table: KernelTable = (0..n).map(distinct).collect();
         assert!(table.no_dedup);
         assert_eq!(table.by_hash.capacity(), 0);
-        table.append(&(0..3).map(distinct).collect(), |s| s);
+        table.append((0..3).map(distinct).collect(), |s| s);
         assert_eq!(table.len(), n as usize + 3);
         for i in 0..n {
             assert_eq!(table.get(i as usize), Some(distinct(i)), "row {i}");
@@ -531,7 +534,7 @@ mod tests {
         let first: KernelTable = (0..10).map(kernel).collect();
         let second: KernelTable = (10..30).map(kernel).collect();
         let mut all = first;
-        all.append(&second, |s| StrId(s.0 + 100));
+        all.append(second, |s| StrId(s.0 + 100));
         assert_eq!(all.len(), 30);
         for i in 0..30u32 {
             let mut want = kernel(i);
@@ -560,7 +563,7 @@ mod tests {
             })
             .collect();
         let mut table: CopyTable = copies[..30].iter().copied().collect();
-        table.append(&copies[30..].iter().copied().collect());
+        table.append(copies[30..].iter().copied().collect());
         assert_eq!(table.iter().collect::<Vec<_>>(), copies);
 
         let calls: Vec<ApiInfo> = (0..70u64)
@@ -571,7 +574,7 @@ mod tests {
             })
             .collect();
         let mut table: ApiTable = calls[..64].iter().copied().collect();
-        table.append(&calls[64..].iter().copied().collect());
+        table.append(calls[64..].iter().copied().collect());
         assert_eq!(table.iter().collect::<Vec<_>>(), calls);
         assert_eq!(table.len(), 70);
     }

@@ -433,9 +433,9 @@ fn append_rank(
     let kernel_base = u32::try_from(merged.kernels.len()).unwrap_or(0);
     let copy_base = u32::try_from(merged.copies.len()).unwrap_or(0);
     let api_base = u32::try_from(merged.api_calls.len()).unwrap_or(0);
-    merged.kernels.append(&profile.kernels, |s| strings.map(s));
-    merged.copies.append(&profile.copies);
-    merged.api_calls.append(&profile.api_calls);
+    merged.kernels.append(profile.kernels, |s| strings.map(s));
+    merged.copies.append(profile.copies);
+    merged.api_calls.append(profile.api_calls);
 
     let track_base = u32::try_from(merged.tracks.len()).unwrap_or(0);
     for mut track in profile.tracks {

@@ -28,6 +28,9 @@ const CANCEL_CHECK_ROWS: u64 = 1 << 16;
 pub(crate) struct Db {
     pub(super) conn: Connection,
     path: PathBuf,
+    /// The file SQLite reads (the decompressed copy for a gzip-compressed database); `None`
+    /// for a database held in memory.
+    file: Option<PathBuf>,
     tables: FxHashSet<String>,
     /// Views, which are never read (see [`Db::with_connection`]).
     pub(super) views: Vec<String>,
@@ -124,7 +127,16 @@ impl Db {
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| unreadable(path, "database header", &e))?;
-        Self::with_connection(conn, path, file_bytes)
+        let mut db = Self::with_connection(conn, path, file_bytes)?;
+        db.file = Some(file.to_path_buf());
+        Ok(db)
+    }
+
+    /// A second connection to the same file, for reading some tables on another thread;
+    /// `None` for a database held in memory.
+    pub(super) fn reopen(&self) -> Option<Result<Self, ImportError>> {
+        let file = self.file.as_ref()?;
+        Some(Self::open_file(file, &self.path, self.file_bytes))
     }
 
     /// Opens a database held in memory (a read-only copy made by SQLite), shown as `path`.
@@ -180,6 +192,7 @@ impl Db {
         Ok(Self {
             conn,
             path: path.to_path_buf(),
+            file: None,
             tables,
             views,
             file_bytes,

@@ -13,7 +13,7 @@ mod db;
 use std::time::Instant;
 
 use rusqlite::Statement;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{ImportError, ImportTimings, Input, Progress};
 use crate::builder::{ProfileBuilder, TrackId};
@@ -83,6 +83,8 @@ pub fn import(
     b.source.file_bytes = file_bytes;
     b.source.compressed = compressed;
     b.source.content_bytes = db.temp.as_ref().map_or(file_bytes, |t| t.bytes);
+    // SQLite's page cache (and a decompressed copy) go before the tracks are sorted and linked.
+    drop(db);
     let parse = t.elapsed();
     let t = Instant::now();
     let profile = b.finish();
@@ -108,7 +110,10 @@ pub(super) struct Strings<'c> {
     table: &'static str,
     source: StringSource<'c>,
     cache: FxHashMap<i64, Option<StrId>>,
-    missing: u64,
+    /// Ids looked up through [`Strings::get`] that have no string (each counted once).
+    missing_ids: FxHashSet<i64>,
+    /// Uncached lookups through [`Strings::text`] that found no string.
+    text_missing: u64,
 }
 
 /// Where [`Strings`] looks ids up.
@@ -145,8 +150,15 @@ impl<'c> Strings<'c> {
             table,
             source,
             cache: FxHashMap::default(),
-            missing: 0,
+            missing_ids: FxHashSet::default(),
+            text_missing: 0,
         })
+    }
+
+    /// True when ids are looked up one indexed query at a time, so a second resolver over
+    /// another connection costs nothing up front (see `nsys::read`).
+    pub(super) fn is_indexed(&self) -> bool {
+        matches!(self.source, StringSource::Query(_))
     }
 
     /// The lookup for `table`, or why it cannot be used.
@@ -198,7 +210,16 @@ impl<'c> Strings<'c> {
     /// The text of string `id`, uncached (for names that are transformed before interning).
     /// An id without a row, or whose value is not text, counts as missing.
     pub(super) fn text(&mut self, db: &Db, id: i64) -> Result<Option<String>, ImportError> {
-        let found = match &mut self.source {
+        let found = self.lookup(db, id)?;
+        if found.is_none() {
+            self.text_missing += 1;
+        }
+        Ok(found)
+    }
+
+    /// The text of string `id`, `None` if the table lacks it.
+    fn lookup(&mut self, db: &Db, id: i64) -> Result<Option<String>, ImportError> {
+        Ok(match &mut self.source {
             StringSource::Query(stmt) => {
                 let mut rows = stmt.query([id]).map_err(|e| db.error(self.table, e))?;
                 match rows.next().map_err(|e| db.error(self.table, e))? {
@@ -208,12 +229,9 @@ impl<'c> Strings<'c> {
             }
             StringSource::Loaded(map) => map.get(&id).cloned(),
             StringSource::Unavailable => None,
-        };
-        if found.is_none() {
-            self.missing += 1;
-        }
-        Ok(found)
+        })
     }
+
     /// The interned string `id`, or `None` if the table lacks it.
     pub(super) fn get(
         &mut self,
@@ -224,7 +242,10 @@ impl<'c> Strings<'c> {
         if let Some(&s) = self.cache.get(&id) {
             return Ok(s);
         }
-        let s = self.text(db, id)?.map(|t| b.intern(&t));
+        let s = self.lookup(db, id)?.map(|t| b.intern(&t));
+        if s.is_none() {
+            self.missing_ids.insert(id);
+        }
         self.cache.insert(id, s);
         Ok(s)
     }
@@ -246,6 +267,17 @@ impl<'c> Strings<'c> {
         }
     }
 
+    /// Takes over the ids another resolver over the same table found missing (one that read
+    /// some of the tables on another thread), so each id is still counted once.
+    pub(super) fn absorb_missing(&mut self, ids: FxHashSet<i64>) {
+        self.missing_ids.extend(ids);
+    }
+
+    /// The ids [`Strings::get`] found missing, for [`Strings::absorb_missing`].
+    pub(super) fn into_missing_ids(self) -> FxHashSet<i64> {
+        self.missing_ids
+    }
+
     /// Warns about ids that pointed to no string.
     pub(super) fn report(&self, b: &mut ProfileBuilder) {
         if matches!(self.source, StringSource::Unavailable) {
@@ -253,7 +285,7 @@ impl<'c> Strings<'c> {
         }
         b.warn_at(
             "sqlite_missing_string",
-            self.missing,
+            self.missing_ids.len() as u64 + self.text_missing,
             self.table,
             "names referring to ids missing from this table (or not text) are shown as \
              <string N>",

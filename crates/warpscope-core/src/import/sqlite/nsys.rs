@@ -13,6 +13,7 @@ use super::{
 use crate::builder::{ProfileBuilder, TrackId};
 use crate::import::{ImportError, Progress};
 use crate::model::{ApiInfo, CopyKind, Device, EventKind, Format, GpuLane, TraceId, TrackKey};
+use crate::parallel;
 use crate::strings::StrId;
 
 const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
@@ -93,22 +94,46 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
         devices: FxHashSet::default(),
     };
     const STEPS: u64 = 8;
-    db.checkpoint(progress, 1, STEPS)?;
-    if db.has(KERNEL) {
-        r.read_kernels(&mut b, progress)?;
-    }
-    db.checkpoint(progress, 2, STEPS)?;
-    if db.has(MEMCPY) {
-        r.read_memcpy(&mut b, progress)?;
-    }
-    db.checkpoint(progress, 3, STEPS)?;
-    if db.has(MEMSET) {
-        r.read_memset(&mut b, progress)?;
-    }
-    db.checkpoint(progress, 4, STEPS)?;
-    if db.has(RUNTIME) {
-        r.read_api(&mut b, progress)?;
-    }
+    // The runtime table, as large as the kernel table in a real export, is read on a second
+    // connection on another thread while this one reads the GPU tables; its builder is then
+    // appended as if its rows had been pushed here after the GPU tables, so the profile is the
+    // same as when all is read on this thread (`WARPSCOPE_THREADS=0`).
+    std::thread::scope(|scope| -> Result<(), ImportError> {
+        let apart = (db.has(RUNTIME) && r.strings.is_indexed() && parallel::threads() > 1)
+            .then(|| db.reopen())
+            .flatten()
+            .map(|second| scope.spawn(move || read_api_apart(&second?, progress)));
+        db.checkpoint(progress, 1, STEPS)?;
+        if db.has(KERNEL) {
+            r.read_kernels(&mut b, progress)?;
+        }
+        db.checkpoint(progress, 2, STEPS)?;
+        if db.has(MEMCPY) {
+            r.read_memcpy(&mut b, progress)?;
+        }
+        db.checkpoint(progress, 3, STEPS)?;
+        if db.has(MEMSET) {
+            r.read_memset(&mut b, progress)?;
+        }
+        db.checkpoint(progress, 4, STEPS)?;
+        let done_apart = match apart {
+            Some(handle) => match handle.join() {
+                Ok(done) => done?,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            None => None,
+        };
+        match done_apart {
+            Some(api) => {
+                b.append(api.builder);
+                r.pids.extend(api.pids);
+                r.strings.absorb_missing(api.missing_strings);
+            }
+            None if db.has(RUNTIME) => r.read_api(&mut b, progress)?,
+            None => {}
+        }
+        Ok(())
+    })?;
     db.checkpoint(progress, 5, STEPS)?;
     if db.has(SYNCHRONIZATION) {
         r.read_sync(&mut b, progress)?;
@@ -135,6 +160,39 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
     add_missing_devices(&mut b);
     name_tracks(&mut b, &FxHashMap::default(), &thread_names);
     Ok(b)
+}
+
+/// What [`read_api_apart`] read: the runtime table's events in a builder of their own, the
+/// processes they name and the string ids it found missing.
+struct ApiApart {
+    builder: ProfileBuilder,
+    pids: FxHashSet<i64>,
+    missing_strings: FxHashSet<i64>,
+}
+
+/// Reads the runtime table over `db`, a second connection, into a builder of its own. `None`
+/// when the string table cannot be looked up one id at a time on this connection: the caller
+/// then reads the table itself (so that warnings about the string table come once).
+fn read_api_apart(db: &Db, progress: &Progress) -> Result<Option<ApiApart>, ImportError> {
+    let mut b = ProfileBuilder::new(db.path().to_path_buf(), Format::NsysSqlite);
+    let strings = Strings::new(db, &mut b, "StringIds", "id")?;
+    if !strings.is_indexed() {
+        return Ok(None);
+    }
+    let mut r = Reader {
+        db,
+        strings,
+        names: ActivityNames::default(),
+        pids: FxHashSet::default(),
+        devices: FxHashSet::default(),
+    };
+    r.read_api(&mut b, progress)?;
+    let Reader { pids, strings, .. } = r;
+    Ok(Some(ApiApart {
+        builder: b,
+        pids,
+        missing_strings: strings.into_missing_ids(),
+    }))
 }
 
 /// `EXPORT_META_DATA` (≤ 2023) or `META_DATA_EXPORT` (2025+): product and schema versions.
