@@ -113,6 +113,7 @@ fn measure(label: &str, profile: &Profile, frames: usize) {
     ];
     for (name, range, dragging) in views {
         let mut ui_ms = Vec::new();
+        let mut ui_cpu_ms = Vec::new();
         let mut tess_ms = Vec::new();
         let mut shapes = 0;
         for frame in 0..frames {
@@ -122,9 +123,14 @@ fn measure(label: &str, profile: &Profile, frames: usize) {
                 let frame = i64::try_from(frame % 50).unwrap_or(0);
                 TimeRange::new(mid - step * (frame + 1), mid + step * (frame + 1))
             });
+            let cpu = on_cpu_ns();
             let t = Instant::now();
             let out = run_frame(&ctx, profile, &mut state, &mut tables, &mut selection);
             ui_ms.push(ms(t));
+            if let (Some(before), Some(after)) = (cpu, on_cpu_ns()) {
+                #[allow(clippy::cast_precision_loss)]
+                ui_cpu_ms.push(after.saturating_sub(before) as f64 / 1e6);
+            }
             shapes = out.shapes.len();
             let t = Instant::now();
             let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
@@ -132,9 +138,11 @@ fn measure(label: &str, profile: &Profile, frames: usize) {
             drop(prims);
         }
         println!(
-            "{label} {name:>10}: ui median {:.2} ms, p95 {:.2} ms | tessellation median {:.2} ms, p95 {:.2} ms | {shapes} shapes",
+            "{label} {name:>10}: ui median {:.2} ms, p95 {:.2} ms (on CPU: median {:.2} ms, p95 {:.2} ms) | tessellation median {:.2} ms, p95 {:.2} ms | {shapes} shapes",
             pct(&mut ui_ms, 0.5),
             pct(&mut ui_ms, 0.95),
+            pct(&mut ui_cpu_ms, 0.5),
+            pct(&mut ui_cpu_ms, 0.95),
             pct(&mut tess_ms, 0.5),
             pct(&mut tess_ms, 0.95),
         );
@@ -230,11 +238,22 @@ fn mb(bytes: usize) -> f64 {
     bytes as f64 / 1e6
 }
 
+/// The time this thread has spent on a CPU so far (its CPU clock), so a frame's own cost can be
+/// told from time spent waiting for a core on a busy machine.
+fn on_cpu_ns() -> Option<u64> {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    let ns = i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec);
+    u64::try_from(ns).ok()
+}
+
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
 fn pct(v: &mut [f64], q: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
     v.sort_by(f64::total_cmp);
     #[allow(
         clippy::cast_possible_truncation,
