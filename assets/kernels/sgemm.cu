@@ -41,3 +41,197 @@ extern "C" __global__ void sgemm_tiled(const float *__restrict__ a, const float 
         c[row * n + col] = acc;
     }
 }
+
+// Register blocking: a block of 256 threads computes a 128 x 128 tile of C, each thread an 8 x 8
+// sub-tile (two 4 x 4 quadrants 64 apart, so a warp's shared-memory reads do not conflict) held
+// in registers. K advances 8 at a time; the next A and B tiles are fetched into registers with
+// float4 loads while the current ones, double-buffered in shared memory, are multiplied. A is
+// stored transposed so a thread reads its 8 A values as two float4. Needs m, n multiples of 128
+// and k a multiple of 8. Launch with 256 threads and an (n / 128, m / 128) grid.
+#define RB_BM 128
+#define RB_BN 128
+#define RB_BK 8
+
+extern "C" __global__ void __launch_bounds__(256)
+    sgemm_regblock(const float *__restrict__ a, const float *__restrict__ b, float *__restrict__ c,
+                   int m, int n, int k) {
+    __shared__ __align__(16) float as[2][RB_BK][RB_BM];
+    __shared__ __align__(16) float bs[2][RB_BK][RB_BN];
+    const int tid = threadIdx.x;
+    const int tx = tid % 16, ty = tid / 16;
+    const int row0 = blockIdx.y * RB_BM, col0 = blockIdx.x * RB_BN;
+    // Which float4 of each tile this thread fetches.
+    const int a_row = tid / 2, a_col = (tid % 2) * 4;
+    const int b_row = tid / 32, b_col = (tid % 32) * 4;
+    const float *a_ptr = a + (size_t)(row0 + a_row) * k + a_col;
+    const float *b_ptr = b + (size_t)b_row * n + col0 + b_col;
+
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
+
+    float4 a_next = *reinterpret_cast<const float4 *>(a_ptr);
+    float4 b_next = *reinterpret_cast<const float4 *>(b_ptr);
+    as[0][a_col + 0][a_row] = a_next.x;
+    as[0][a_col + 1][a_row] = a_next.y;
+    as[0][a_col + 2][a_row] = a_next.z;
+    as[0][a_col + 3][a_row] = a_next.w;
+    *reinterpret_cast<float4 *>(&bs[0][b_row][b_col]) = b_next;
+    __syncthreads();
+
+    const int tiles = k / RB_BK;
+    for (int t = 0; t < tiles; ++t) {
+        const int cur = t & 1;
+        const bool more = t + 1 < tiles;
+        if (more) {
+            a_next = *reinterpret_cast<const float4 *>(a_ptr + (t + 1) * RB_BK);
+            b_next = *reinterpret_cast<const float4 *>(b_ptr + (size_t)(t + 1) * RB_BK * n);
+        }
+#pragma unroll
+        for (int p = 0; p < RB_BK; ++p) {
+            float4 a0 = *reinterpret_cast<const float4 *>(&as[cur][p][ty * 4]);
+            float4 a1 = *reinterpret_cast<const float4 *>(&as[cur][p][ty * 4 + 64]);
+            float4 b0 = *reinterpret_cast<const float4 *>(&bs[cur][p][tx * 4]);
+            float4 b1 = *reinterpret_cast<const float4 *>(&bs[cur][p][tx * 4 + 64]);
+            float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+            for (int i = 0; i < 8; ++i)
+#pragma unroll
+                for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+        }
+        if (more) {
+            const int nxt = cur ^ 1;
+            as[nxt][a_col + 0][a_row] = a_next.x;
+            as[nxt][a_col + 1][a_row] = a_next.y;
+            as[nxt][a_col + 2][a_row] = a_next.z;
+            as[nxt][a_col + 3][a_row] = a_next.w;
+            *reinterpret_cast<float4 *>(&bs[nxt][b_row][b_col]) = b_next;
+        }
+        __syncthreads();
+    }
+
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+        const int row = row0 + ty * 4 + (i % 4) + (i / 4) * 64;
+        float *out = c + (size_t)row * n + col0 + tx * 4;
+        *reinterpret_cast<float4 *>(out) = make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+        *reinterpret_cast<float4 *>(out + 64) =
+            make_float4(acc[i][4], acc[i][5], acc[i][6], acc[i][7]);
+    }
+}
+
+// Tensor Cores: FP16 A and B (row-major, as 16-bit halves), FP32 C and accumulation, with the
+// warp-level mma.sync.m16n8k16 instruction. A block of 256 threads (8 warps, 2 x 4) computes a
+// 128 x 128 tile of C, each warp 64 x 32 (4 x 4 mma tiles, 64 accumulators per thread). K
+// advances 32 at a time through two shared-memory stages filled with cp.async (the copy of the
+// next tile overlaps the products of this one); rows are padded by 8 halves so ldmatrix reads
+// no bank twice. No headers needed: the half type is a 16-bit integer and every instruction is
+// inline PTX. Needs m, n multiples of 128 and k a multiple of 32. Launch with 256 threads and an
+// (n / 128, m / 128) grid.
+#define TC_BM 128
+#define TC_BN 128
+#define TC_BK 32
+#define TC_APAD (TC_BK + 8)
+#define TC_BPAD (TC_BN + 8)
+
+__device__ __forceinline__ unsigned smem_addr(const void *p) {
+    unsigned addr;
+    asm("{ .reg .u64 u; cvta.to.shared.u64 u, %1; cvt.u32.u64 %0, u; }" : "=r"(addr) : "l"(p));
+    return addr;
+}
+
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(smem)), "l"(gmem));
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+    gemm_tensor_fp16(const unsigned short *__restrict__ a, const unsigned short *__restrict__ b,
+                     float *__restrict__ c, int m, int n, int k) {
+    __shared__ __align__(16) unsigned short as[2][TC_BM][TC_APAD];
+    __shared__ __align__(16) unsigned short bs[2][TC_BK][TC_BPAD];
+    const int tid = threadIdx.x;
+    const int lane = tid & 31, warp = tid >> 5;
+    const int warp_m = warp / 4, warp_n = warp % 4;  // 2 x 4 warps
+    const int row0 = blockIdx.y * TC_BM, col0 = blockIdx.x * TC_BN;
+
+    float acc[4][4][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+
+    // Each thread copies two 16-byte chunks of A (128 x 32) and two of B (32 x 128) per tile.
+    auto load_tile = [&](int t, int stage) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int chunk = tid + h * 256;
+            const int ar = chunk / 4, ac = (chunk % 4) * 8;
+            cp_async16(&as[stage][ar][ac], a + (size_t)(row0 + ar) * k + t * TC_BK + ac);
+            const int br = chunk / 16, bc = (chunk % 16) * 8;
+            cp_async16(&bs[stage][br][bc], b + (size_t)(t * TC_BK + br) * n + col0 + bc);
+        }
+    };
+
+    const int tiles = k / TC_BK;
+    load_tile(0, 0);
+    asm volatile("cp.async.commit_group;\n" ::);
+    for (int t = 0; t < tiles; ++t) {
+        const int cur = t & 1;
+        if (t + 1 < tiles) load_tile(t + 1, cur ^ 1);
+        asm volatile("cp.async.commit_group;\n" ::);
+        asm volatile("cp.async.wait_group 1;\n" ::);
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < TC_BK; kk += 16) {
+            unsigned af[4][4], bf[4][2];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int r = warp_m * 64 + i * 16 + (lane % 16);
+                const int col = kk + (lane / 16) * 8;
+                asm volatile(
+                    "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                    : "=r"(af[i][0]), "=r"(af[i][1]), "=r"(af[i][2]), "=r"(af[i][3])
+                    : "r"(smem_addr(&as[cur][r][col])));
+            }
+#pragma unroll
+            for (int j = 0; j < 4; j += 2) {
+                const int r = kk + (lane % 16);
+                const int col = warp_n * 32 + j * 8 + (lane / 16) * 8;
+                asm volatile(
+                    "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                    : "=r"(bf[j][0]), "=r"(bf[j][1]), "=r"(bf[j + 1][0]), "=r"(bf[j + 1][1])
+                    : "r"(smem_addr(&bs[cur][r][col])));
+            }
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j)
+                    asm volatile(
+                        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                        "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                        : "+f"(acc[i][j][0]), "+f"(acc[i][j][1]), "+f"(acc[i][j][2]),
+                          "+f"(acc[i][j][3])
+                        : "r"(af[i][0]), "r"(af[i][1]), "r"(af[i][2]), "r"(af[i][3]),
+                          "r"(bf[j][0]), "r"(bf[j][1]));
+        }
+        __syncthreads();
+    }
+    asm volatile("cp.async.wait_group 0;\n" ::);
+
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int row = row0 + warp_m * 64 + i * 16 + lane / 4;
+            const int col = col0 + warp_n * 32 + j * 8 + (lane % 4) * 2;
+            *reinterpret_cast<float2 *>(c + (size_t)row * n + col) =
+                make_float2(acc[i][j][0], acc[i][j][1]);
+            *reinterpret_cast<float2 *>(c + (size_t)(row + 8) * n + col) =
+                make_float2(acc[i][j][2], acc[i][j][3]);
+        }
+}
