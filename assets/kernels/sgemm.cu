@@ -124,18 +124,19 @@ extern "C" __global__ void __launch_bounds__(256)
 }
 
 // Tensor Cores: FP16 A and B (row-major, as 16-bit halves), FP32 C and accumulation, with the
-// warp-level mma.sync.m16n8k16 instruction. A block of 256 threads (8 warps, 2 x 4) computes a
-// 128 x 128 tile of C, each warp 64 x 32 (4 x 4 mma tiles, 64 accumulators per thread). K
-// advances 32 at a time through two shared-memory stages filled with cp.async (the copy of the
-// next tile overlaps the products of this one); rows are padded by 8 halves so ldmatrix reads
-// no bank twice. No headers needed: the half type is a 16-bit integer and every instruction is
-// inline PTX. Needs m, n multiples of 128 and k a multiple of 32. Launch with 256 threads and an
+// warp-level mma.sync.m16n8k16 instruction. A block of 128 threads (4 warps, 2 x 2) computes a
+// 128 x 128 tile of C, each warp 64 x 64 (4 x 8 mma tiles, 128 accumulators per thread), so each
+// fragment loaded from shared memory feeds 4 or 8 products. K advances 32 at a time through three
+// shared-memory stages filled with cp.async: two tiles are in flight while one is multiplied, with
+// one barrier per tile. The 16-byte chunks of each row are XOR-swizzled so that ldmatrix's eight
+// rows always fall in different banks (no padding: 3 x 16 KiB fits the 48 KiB of static shared
+// memory). No headers needed: the half type is a 16-bit integer and every instruction is inline
+// PTX. Needs m, n multiples of 128 and k a multiple of 32. Launch with 128 threads and an
 // (n / 128, m / 128) grid.
 #define TC_BM 128
 #define TC_BN 128
 #define TC_BK 32
-#define TC_APAD (TC_BK + 8)
-#define TC_BPAD (TC_BN + 8)
+#define TC_STAGES 3
 
 __device__ __forceinline__ unsigned smem_addr(const void *p) {
     unsigned addr;
@@ -143,74 +144,88 @@ __device__ __forceinline__ unsigned smem_addr(const void *p) {
     return addr;
 }
 
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(smem)), "l"(gmem));
+__device__ __forceinline__ void cp_async16(unsigned smem, const void *gmem) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem), "l"(gmem));
 }
 
-extern "C" __global__ void __launch_bounds__(256)
+// Offsets (in halves) of the 16-byte chunk `chunk` of row `row` in the swizzled tiles.
+__device__ __forceinline__ int a_off(int row, int chunk) {
+    return row * TC_BK + ((chunk ^ ((row >> 1) & 3)) << 3);
+}
+__device__ __forceinline__ int b_off(int row, int chunk) {
+    return row * TC_BN + ((chunk ^ (row & 7)) << 3);
+}
+
+extern "C" __global__ void __launch_bounds__(128)
     gemm_tensor_fp16(const unsigned short *__restrict__ a, const unsigned short *__restrict__ b,
                      float *__restrict__ c, int m, int n, int k) {
-    __shared__ __align__(16) unsigned short as[2][TC_BM][TC_APAD];
-    __shared__ __align__(16) unsigned short bs[2][TC_BK][TC_BPAD];
+    __shared__ __align__(128) unsigned short as[TC_STAGES][TC_BM * TC_BK];
+    __shared__ __align__(128) unsigned short bs[TC_STAGES][TC_BK * TC_BN];
     const int tid = threadIdx.x;
     const int lane = tid & 31, warp = tid >> 5;
-    const int warp_m = warp / 4, warp_n = warp % 4;  // 2 x 4 warps
+    const int warp_m = warp >> 1, warp_n = warp & 1;  // 2 x 2 warps
     const int row0 = blockIdx.y * TC_BM, col0 = blockIdx.x * TC_BN;
 
-    float acc[4][4][4];
+    float acc[4][8][4];
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
+        for (int j = 0; j < 8; ++j)
 #pragma unroll
             for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
 
-    // Each thread copies two 16-byte chunks of A (128 x 32) and two of B (32 x 128) per tile.
+    // Each thread copies four 16-byte chunks of A (128 x 32) and four of B (32 x 128) per tile.
     auto load_tile = [&](int t, int stage) {
+        const unsigned sa = smem_addr(as[stage]), sb = smem_addr(bs[stage]);
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int chunk = tid + h * 256;
-            const int ar = chunk / 4, ac = (chunk % 4) * 8;
-            cp_async16(&as[stage][ar][ac], a + (size_t)(row0 + ar) * k + t * TC_BK + ac);
-            const int br = chunk / 16, bc = (chunk % 16) * 8;
-            cp_async16(&bs[stage][br][bc], b + (size_t)(t * TC_BK + br) * n + col0 + bc);
+        for (int h = 0; h < 4; ++h) {
+            const int q = tid + h * 128;
+            const int ar = q >> 2, ac = q & 3;
+            cp_async16(sa + 2 * a_off(ar, ac), a + (size_t)(row0 + ar) * k + t * TC_BK + ac * 8);
+            const int br = q >> 4, bc = q & 15;
+            cp_async16(sb + 2 * b_off(br, bc), b + (size_t)(t * TC_BK + br) * n + col0 + bc * 8);
         }
     };
 
     const int tiles = k / TC_BK;
-    load_tile(0, 0);
-    asm volatile("cp.async.commit_group;\n" ::);
-    for (int t = 0; t < tiles; ++t) {
-        const int cur = t & 1;
-        if (t + 1 < tiles) load_tile(t + 1, cur ^ 1);
+#pragma unroll
+    for (int s = 0; s < TC_STAGES - 1; ++s) {
+        if (s < tiles) load_tile(s, s);
         asm volatile("cp.async.commit_group;\n" ::);
-        asm volatile("cp.async.wait_group 1;\n" ::);
+    }
+    for (int t = 0; t < tiles; ++t) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(TC_STAGES - 2));
         __syncthreads();
+        // The stage of tile t - 1 is free now: every warp is past it.
+        if (t + TC_STAGES - 1 < tiles) load_tile(t + TC_STAGES - 1, (t + TC_STAGES - 1) % TC_STAGES);
+        asm volatile("cp.async.commit_group;\n" ::);
+        const int cur = t % TC_STAGES;
+        const unsigned sa = smem_addr(as[cur]), sb = smem_addr(bs[cur]);
 #pragma unroll
         for (int kk = 0; kk < TC_BK; kk += 16) {
-            unsigned af[4][4], bf[4][2];
+            unsigned af[4][4], bf[8][2];
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
-                const int r = warp_m * 64 + i * 16 + (lane % 16);
-                const int col = kk + (lane / 16) * 8;
+                const int r = warp_m * 64 + i * 16 + (lane & 15);
+                const int chunk = (kk >> 3) + (lane >> 4);
                 asm volatile(
                     "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                     : "=r"(af[i][0]), "=r"(af[i][1]), "=r"(af[i][2]), "=r"(af[i][3])
-                    : "r"(smem_addr(&as[cur][r][col])));
+                    : "r"(sa + 2 * a_off(r, chunk)));
             }
 #pragma unroll
-            for (int j = 0; j < 4; j += 2) {
-                const int r = kk + (lane % 16);
-                const int col = warp_n * 32 + j * 8 + (lane / 16) * 8;
+            for (int j = 0; j < 8; j += 2) {
+                const int r = kk + (lane & 15);
+                const int chunk = ((warp_n * 64 + j * 8) >> 3) + (lane >> 4);
                 asm volatile(
                     "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                     : "=r"(bf[j][0]), "=r"(bf[j][1]), "=r"(bf[j + 1][0]), "=r"(bf[j + 1][1])
-                    : "r"(smem_addr(&bs[cur][r][col])));
+                    : "r"(sb + 2 * b_off(r, chunk)));
             }
 #pragma unroll
             for (int i = 0; i < 4; ++i)
 #pragma unroll
-                for (int j = 0; j < 4; ++j)
+                for (int j = 0; j < 8; ++j)
                     asm volatile(
                         "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
                         "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -219,16 +234,15 @@ extern "C" __global__ void __launch_bounds__(256)
                         : "r"(af[i][0]), "r"(af[i][1]), "r"(af[i][2]), "r"(af[i][3]),
                           "r"(bf[j][0]), "r"(bf[j][1]));
         }
-        __syncthreads();
     }
     asm volatile("cp.async.wait_group 0;\n" ::);
 
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const int row = row0 + warp_m * 64 + i * 16 + lane / 4;
-            const int col = col0 + warp_n * 32 + j * 8 + (lane % 4) * 2;
+        for (int j = 0; j < 8; ++j) {
+            const int row = row0 + warp_m * 64 + i * 16 + (lane >> 2);
+            const int col = col0 + warp_n * 64 + j * 8 + (lane & 3) * 2;
             *reinterpret_cast<float2 *>(c + (size_t)row * n + col) =
                 make_float2(acc[i][j][0], acc[i][j][1]);
             *reinterpret_cast<float2 *>(c + (size_t)(row + 8) * n + col) =

@@ -352,7 +352,8 @@ pub static CATALOG: &[KernelSpec] = &[
             gpu(
                 "tensor",
                 "Tensor Cores via mma.sync m16n8k16: FP16 A and B, FP32 accumulate, 128x128 \
-                 tiles, cp.async double buffering (sizes: multiples of 128)",
+                 tiles, 4 warps of 64x64, 3-stage cp.async pipeline, swizzled shared memory \
+                 (sizes: multiples of 128)",
                 Memory::Device,
             )
             .on(Math::Fp16, 128),

@@ -15,7 +15,7 @@ fn ladder_kernel(config: &str) -> (&'static str, u64, (u32, u32, u32)) {
     match config {
         "naive" => ("sgemm_naive", 16, (16, 16, 1)),
         "regblock" => ("sgemm_regblock", 128, (256, 1, 1)),
-        "tensor" => ("gemm_tensor_fp16", 128, (256, 1, 1)),
+        "tensor" => ("gemm_tensor_fp16", 128, (128, 1, 1)),
         _ => ("sgemm_tiled", 32, (32, 32, 1)),
     }
 }
