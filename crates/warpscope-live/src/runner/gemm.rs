@@ -178,7 +178,7 @@ mod tests {
         );
         assert_eq!(
             ladder_kernel("tensor"),
-            ("gemm_tensor_fp16", 128, (256, 1, 1))
+            ("gemm_tensor_fp16", 128, (128, 1, 1))
         );
         // Every kernel named here is in the bundled source.
         let src = include_str!("../../../../assets/kernels/sgemm.cu");
