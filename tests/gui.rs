@@ -522,6 +522,64 @@ fn the_live_lab_opens_from_the_menu_and_without_a_gpu_says_so_and_cannot_run() {
 }
 
 #[test]
+fn a_dropped_cu_file_opens_the_live_lab_on_its_kernel_checked_as_you_type() {
+    let mut h = app_harness(Vec::new());
+    h.step();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/saxpy_buggy.cu");
+    h.input_mut().dropped_files.push(Arc::new(Dropped(file)));
+    h.run_steps(3);
+    // No profile tab: the source went to the Live lab, which shows its form.
+    assert!(h.state().tabs.is_empty());
+    assert!(h.state().live.open);
+    let form = h
+        .state()
+        .live
+        .source
+        .clone()
+        .expect("the form of the dropped file");
+    assert_eq!(form.kernel, "saxpy_ref");
+    assert_eq!(form.args, "f32=1.5 f32[N]=rand f32[N]=rand i32=N");
+    assert!(h.query_by_label_contains("saxpy_buggy.cu").is_some());
+    assert!(h.query_by_label("Ready: 3 point(s)").is_some());
+    // The source is there to read, with its line numbers.
+    h.get_by_label_contains("Source (").click();
+    h.run_steps(3);
+    assert!(
+        h.query_by_label_contains("   1  // Two broken SAXPYs")
+            .is_some(),
+        "the source is not shown"
+    );
+    // A SPEC that does not match the signature is named at once, before any GPU is involved.
+    h.state_mut().live.source.as_mut().unwrap().args = "f32=1.5 f32[N]=rand".into();
+    h.run_steps(3);
+    assert!(
+        h.query_by_label_contains("saxpy_ref takes 4 parameter(s) (float a, const float *x, float *y, int n) but --args describes 2")
+            .is_some(),
+        "the form does not say what is wrong"
+    );
+    if warpscope_live::probe().is_err() {
+        // Without a GPU the window says why, and Run stays disabled.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while h.query_by_label_contains("no CUDA driver found").is_none()
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(20));
+            h.step();
+        }
+        assert!(h.query_by_label_contains("no CUDA driver found").is_some());
+        assert!(h.get_by_label("Run").accesskit_node().is_disabled());
+    }
+    // Back to the bundled kernels.
+    h.get_by_label("Bundled kernels").click();
+    h.run_steps(3);
+    assert!(h.state().live.source.is_none());
+    assert!(
+        h.query_by_label("Drop a .cu file here to time your own kernel.")
+            .is_some()
+    );
+}
+
+#[test]
 fn a_saved_live_run_opens_with_its_results_table_and_plot() {
     let mut h = app_harness(vec![sample("live_vector_add_h100.json.gz")]);
     settle(&mut h);
