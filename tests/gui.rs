@@ -579,6 +579,66 @@ fn a_dropped_cu_file_opens_the_live_lab_on_its_kernel_checked_as_you_type() {
     );
 }
 
+/// Steps the app until the Live lab's run in flight is over.
+fn wait_for_live_run(h: &mut Harness<'_, WarpscopeApp>) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    h.step();
+    while h.state().live.busy() {
+        assert!(Instant::now() < deadline, "the live run did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+        h.step();
+    }
+    h.run_steps(3);
+}
+
+#[test]
+fn on_a_gpu_a_faulting_kernel_fails_its_run_and_the_app_runs_the_next_one() {
+    // Runs only where a GPU and the warpscope binary (`WARPSCOPE_LIVE_EXE`) are at hand.
+    if warpscope_live::probe().is_err() || std::env::var_os("WARPSCOPE_LIVE_EXE").is_none() {
+        eprintln!("skipped: needs a GPU and WARPSCOPE_LIVE_EXE");
+        return;
+    }
+    let examples = std::env::var_os("WARPSCOPE_EXAMPLES").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"),
+        PathBuf::from,
+    );
+    let mut h = app_harness(vec![examples.join("saxpy_buggy.cu")]);
+    h.run_steps(3);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while h.query_by_label_contains("NVIDIA").is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        h.step();
+    }
+    let set = |h: &mut Harness<'_, WarpscopeApp>, kernel: &str| {
+        let form = h.state_mut().live.source.as_mut().unwrap();
+        form.kernel = kernel.into();
+        form.args = "f32=2.5 f32[N]=rand f32[N]=rand i32=N".into();
+    };
+    // The fault ends the child process that ran it; its run opens with the failed points.
+    set(&mut h, "saxpy_fault");
+    h.run_steps(2);
+    h.get_by_label("Run").click();
+    wait_for_live_run(&mut h);
+    assert_eq!(h.state().tabs.len(), 1, "{:?}", h.state().live.error);
+    assert!(
+        h.query_all_by_label_contains("the kernel faulted")
+            .next()
+            .is_some(),
+        "the fault is not shown"
+    );
+    // The app is unharmed: the next run works.
+    set(&mut h, "saxpy_ref");
+    h.run_steps(2);
+    h.get_by_label("Run").click();
+    wait_for_live_run(&mut h);
+    assert_eq!(h.state().tabs.len(), 2, "{:?}", h.state().live.error);
+    assert!(
+        h.query_all_by_label_contains("the kernel faulted")
+            .next()
+            .is_none()
+    );
+}
+
 #[test]
 fn a_saved_live_run_opens_with_its_results_table_and_plot() {
     let mut h = app_harness(vec![sample("live_vector_add_h100.json.gz")]);

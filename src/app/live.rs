@@ -9,8 +9,8 @@ use std::path::Path;
 
 use egui::RichText;
 use warpscope_live::{
-    CATALOG, DeviceFacts, LiveOutput, LiveProgress, RunOptions, SweepPlan, format_size,
-    parse_blocks, parse_sizes,
+    CATALOG, DeviceFacts, LiveOutput, LiveProgress, SweepPlan, format_size, parse_blocks,
+    parse_sizes,
 };
 
 use super::live_source::{ERROR, SourceForm};
@@ -183,35 +183,60 @@ impl LiveLab {
         };
         self.error = None;
         let progress = Arc::new(LiveProgress::default());
-        let (tx, rx) = channel();
         self.compile_log = None;
-        let opts = RunOptions {
-            use_cupti: self.use_cupti,
-            cupti_cost: self.cupti_cost,
-            profile_path: format!("live {}", plan.kernel_name()).into(),
-            ..RunOptions::default()
-        };
-        let (p, ctx) = (Arc::clone(&progress), ctx.clone());
         let kernel = plan.kernel_name().to_string();
-        std::thread::spawn(move || {
-            // A bug in a run must end it with a message, not leave the window busy forever.
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                warpscope_live::run_sweep(&plan, &opts, &p).map_err(|e| e.to_string())
-            }))
-            .unwrap_or_else(|panic| {
-                Err(format!(
-                    "the live run failed: {}",
-                    crate::panic_text(panic.as_ref())
-                ))
-            });
-            let _ = tx.send(result);
-            ctx.request_repaint();
-        });
+        let rx = super::live_child::spawn(
+            self.cli_args(),
+            format!("live {kernel}"),
+            Arc::clone(&progress),
+            ctx.clone(),
+        );
         self.running = Some(Running {
             progress,
             rx,
             kernel,
         });
+    }
+
+    /// The `warpscope live` arguments of the window's inputs (checked by [`LiveLab::plan`]
+    /// first).
+    fn cli_args(&self) -> Vec<String> {
+        let mut args = vec!["live".to_string()];
+        if let Some(form) = &self.source {
+            args.extend(form.cli_args());
+        } else if let Some(k) = CATALOG.get(self.kernel) {
+            let configs: Vec<&str> = k
+                .configs
+                .iter()
+                .zip(&self.chosen)
+                .filter(|(_, on)| **on)
+                .map(|(c, _)| c.name)
+                .collect();
+            args.extend([
+                k.name.to_string(),
+                "--sizes".into(),
+                self.sizes.clone(),
+                "--configs".into(),
+                configs.join(","),
+            ]);
+            if !self.blocks.trim().is_empty() {
+                args.extend(["--blocks".into(), self.blocks.trim().to_string()]);
+            }
+        }
+        args.extend([
+            "--repeat".into(),
+            self.repeat.to_string(),
+            "--warmup".into(),
+            self.warmup.to_string(),
+            "--format".into(),
+            "json".into(),
+        ]);
+        if !self.use_cupti {
+            args.push("--no-cupti".into());
+        } else if self.cupti_cost {
+            args.push("--cupti-cost".into());
+        }
+        args
     }
 
     /// Collects a finished run, if one finished.

@@ -101,6 +101,37 @@ impl SourceForm {
         }
     }
 
+    /// The form as `warpscope live` arguments (after `live`).
+    pub fn cli_args(&self) -> Vec<String> {
+        let mut args = vec![
+            "--source".to_string(),
+            self.path.display().to_string(),
+            "--kernel".into(),
+            self.kernel.clone(),
+            "--args".into(),
+            self.args.clone(),
+            "--sizes".into(),
+            self.sizes.clone(),
+        ];
+        let req = self.request();
+        for (flag, value) in [
+            ("--grid", req.grid),
+            ("--block", req.block),
+            ("--blocks", Self::opt(&self.blocks)),
+            ("--bytes", req.bytes),
+            ("--flops", req.flops),
+            ("--check-against", req.check_against),
+        ] {
+            if let Some(v) = value {
+                args.extend([flag.to_string(), v]);
+            }
+        }
+        for d in req.defines {
+            args.extend(["--define".to_string(), d]);
+        }
+        args
+    }
+
     /// The sweep, or the first thing wrong with the form (no GPU needed).
     pub fn plan(&self, repeat: u32, warmup: u32) -> Result<SweepPlan, String> {
         let user = UserKernel::from_source(&self.request(), &self.path, self.source.clone())
@@ -251,6 +282,29 @@ mod tests {
         let mut sweep = form;
         sweep.blocks = "64,32".into();
         assert_eq!(sweep.plan(5, 1).unwrap().blocks, [32, 64]);
+        sweep.flops = "2*N".into();
+        sweep.defines = "TILE=4, FAST".into();
+        let args = sweep.cli_args();
+        let tail: Vec<&str> = args[2..].iter().map(String::as_str).collect();
+        assert_eq!(
+            tail,
+            [
+                "--kernel",
+                "saxpy",
+                "--args",
+                "f32=1.5 f32[N]=rand f32[N]=rand i32=N",
+                "--sizes",
+                "1M,10M,100M",
+                "--blocks",
+                "64,32",
+                "--flops",
+                "2*N",
+                "--define",
+                "TILE=4",
+                "--define",
+                "FAST"
+            ]
+        );
         let none = std::env::temp_dir().join(format!("warpscope-empty-{}.cu", std::process::id()));
         std::fs::write(&none, "int main() {}").unwrap();
         assert!(

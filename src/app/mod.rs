@@ -4,6 +4,7 @@
 
 mod file_browser;
 mod live;
+mod live_child;
 mod live_results;
 mod live_source;
 mod loader;

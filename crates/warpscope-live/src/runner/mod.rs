@@ -97,6 +97,13 @@ impl LiveProgress {
         self.status.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
+    /// Sets the counts and status from outside (a run in a child process reporting back).
+    pub fn report(&self, done: u64, total: u64, status: String) {
+        self.done.store(done, Ordering::Relaxed);
+        self.total.store(total, Ordering::Relaxed);
+        self.set_status(status);
+    }
+
     /// Asks the run to stop after the launch in flight.
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
@@ -314,6 +321,8 @@ pub fn run_sweep(
         match lab.run_point(plan, module, user_module.as_ref(), point, index, warmup) {
             Ok(result) => points.push(result),
             Err(e) if tolerant && !matches!(e, LiveError::Cancelled) => {
+                // A sticky error poisons every later CUDA call of this process (CUDA's rule:
+                // only a new process recovers), so the rest are not run.
                 broken = e.is_sticky();
                 let mut failed = lab.point_result(plan, point);
                 failed.error = Some(if broken {
