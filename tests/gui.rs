@@ -287,6 +287,89 @@ impl eframe::Storage for MemoryStorage {
 }
 
 #[test]
+fn the_gemm_ladder_run_shows_its_rungs_occupancy_and_roofline() {
+    let mut h = app_harness(vec![sample("live_sgemm_ladder_h200.json.gz")]);
+    settle(&mut h);
+    let run = h.state().tabs[0].live.clone().expect("live results");
+    assert!(run.device.name.contains("H200"), "{}", run.device.name);
+    assert!(run.all_checks_ok());
+    // Every rung at 1024, 2048 and 4096, with the cuBLAS yardsticks.
+    assert_eq!(run.points.len(), 7 * 3);
+    for config in [
+        "naive",
+        "tiled",
+        "regblock",
+        "tensor",
+        "cublas",
+        "cublas-tf32",
+        "cublas-fp16",
+    ] {
+        assert!(
+            h.query_all_by_label(config).next().is_some(),
+            "{config} missing"
+        );
+    }
+    // Registers and occupancy of the bundled kernels (cuBLAS's own kernels have none).
+    assert!(h.query_by_label("Occupancy").is_some());
+    let regblock = run
+        .points
+        .iter()
+        .find(|p| p.config == "regblock" && p.size == 4096)
+        .unwrap();
+    let occ = regblock.occupancy.unwrap();
+    let shown = format!(
+        "{:.0}% ({} blocks/SM)",
+        100.0 * occ.fraction,
+        occ.blocks_per_sm
+    );
+    assert!(
+        h.query_all_by_label(&shown).next().is_some(),
+        "{shown} not shown"
+    );
+    // Every point has a place on the roofline, the Tensor Core rung under the FP16 ceiling.
+    let tensor = run
+        .points
+        .iter()
+        .find(|p| p.config == "tensor" && p.size == 4096)
+        .unwrap();
+    let r = run.roofline(tensor).unwrap();
+    assert_eq!(r.math, warpscope_live::Math::Fp16);
+    assert_eq!(r.bound, warpscope_live::Bound::Compute);
+    assert!(run.points.iter().all(|p| run.roofline(p).is_some()));
+    h.get_by_label("Roofline").click();
+    h.run_steps(3);
+    h.snapshot("live_gemm_ladder_roofline");
+}
+
+#[test]
+fn a_block_size_sweep_opens_on_its_occupancy_curve() {
+    let mut h = app_harness(vec![sample("live_saxpy_blocks_h200.json.gz")]);
+    settle(&mut h);
+    let run = h.state().tabs[0].live.clone().expect("live results");
+    let user = run.user.as_ref().expect("a user kernel's run");
+    assert_eq!(user.kernel, "saxpy");
+    let blocks: Vec<_> = run.points.iter().map(|p| p.block).collect();
+    assert_eq!(
+        blocks,
+        [
+            Some(32),
+            Some(64),
+            Some(128),
+            Some(256),
+            Some(512),
+            Some(1024)
+        ]
+    );
+    // 32 threads per block fill half the SM: 32 blocks of one warp, out of 64 warp slots.
+    let occ = run.points[0].occupancy.unwrap();
+    assert_eq!((occ.blocks_per_sm, occ.warps_per_sm), (32, 32));
+    assert!(h.query_all_by_label("50% (32 blocks/SM)").next().is_some());
+    assert!(h.query_by_label("Block").is_some());
+    h.run_steps(3);
+    h.snapshot("live_saxpy_block_sweep");
+}
+
+#[test]
 fn snapshot_main_view_resnet50() {
     let mut h = opened("resnet50_b64_fp32.pt.trace.json.gz");
     h.run();

@@ -138,9 +138,8 @@ fn results_table_ui(ui: &mut egui::Ui, run: &LiveRun) {
 const ERROR: Color32 = Color32::from_rgb(0xe0, 0x60, 0x50);
 
 /// Which plot the results page shows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum PlotKind {
-    #[default]
     TimeBySize,
     Roofline,
     BlockSize,
@@ -148,10 +147,19 @@ enum PlotKind {
 
 /// The plot picker and the chosen plot.
 fn plots_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
+    ui.vertical(|ui| plots_column_ui(ui, run, height));
+}
+
+fn plots_column_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
     let id = ui.scope_id().with("live_plot_kind");
-    let mut kind: PlotKind = ui.data(|d| d.get_temp(id)).unwrap_or_default();
     let roofline = run.points.iter().any(|p| run.roofline(p).is_some());
     let blocks = run.points.iter().any(|p| p.block.is_some());
+    // A block-size sweep opens on its occupancy/performance curve.
+    let mut kind: PlotKind = ui.data(|d| d.get_temp(id)).unwrap_or(if blocks {
+        PlotKind::BlockSize
+    } else {
+        PlotKind::TimeBySize
+    });
     if roofline || blocks {
         ui.horizontal(|ui| {
             ui.selectable_value(&mut kind, PlotKind::TimeBySize, "Time by size");
@@ -169,6 +177,29 @@ fn plots_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
         PlotKind::Roofline if roofline => roofline_plot_ui(ui, run, height),
         PlotKind::BlockSize if blocks => block_plot_ui(ui, run, height),
         _ => results_plot_ui(ui, run, height),
+    }
+}
+
+/// A tick of a log-10 axis: whole decades only (`0.01`, `1`, `1000`, `1e4`).
+fn decade_tick(exponent: f64) -> String {
+    if (exponent - exponent.round()).abs() > 1e-6 {
+        return String::new();
+    }
+    let e = exponent.round() as i32;
+    match e {
+        4.. => format!("1e{e}"),
+        0.. => format!("{}", 10i64.pow(e as u32)),
+        -3.. => format!("{}", 10f64.powi(e)),
+        _ => format!("1e{e}"),
+    }
+}
+
+/// A tick of a log-2 axis of threads per block: whole powers only (32, 64, ...).
+fn block_tick(mark: egui_plot::GridMark, _: &std::ops::RangeInclusive<f64>) -> String {
+    if (mark.value - mark.value.round()).abs() < 1e-6 {
+        format!("{}", 2f64.powf(mark.value).round())
+    } else {
+        String::new()
     }
 }
 
@@ -212,15 +243,17 @@ fn roofline_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
             maths.push(r.math);
         }
     }
+    // A grid line and a label at every decade of both axes.
+    let decades = || egui_plot::uniform_grid_spacer(|_| [1.0, 1.0, 1.0]);
     Plot::new("live_roofline_plot")
         .height(height)
-        .x_grid_spacer(egui_plot::log_grid_spacer(10))
-        .y_grid_spacer(egui_plot::log_grid_spacer(10))
-        .legend(Legend::default().position(egui_plot::Corner::RightBottom))
+        .x_grid_spacer(decades())
+        .y_grid_spacer(decades())
+        .legend(Legend::default().position(egui_plot::Corner::LeftTop))
         .x_axis_label("arithmetic intensity (FLOP/byte, log scale)")
         .y_axis_label("GFLOP/s (log scale)")
-        .x_axis_formatter(|mark, _| format!("{}", 10f64.powf(mark.value)))
-        .y_axis_formatter(|mark, _| format!("{}", 10f64.powf(mark.value)))
+        .x_axis_formatter(|mark, _| decade_tick(mark.value))
+        .y_axis_formatter(|mark, _| decade_tick(mark.value))
         .label_formatter(|hover| {
             let (name, point) = match hover {
                 egui_plot::HoverPosition::NearDataPoint {
@@ -240,7 +273,12 @@ fn roofline_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
             let Some(bw) = run.peaks.d2d_bytes_per_s else {
                 return;
             };
-            let (x0, x1) = ((lo / 4.0).min(0.01), (hi * 4.0).max(1000.0));
+            // From a decade left of the points or the leftmost ridge to past the rightmost.
+            let ridges = maths
+                .iter()
+                .filter_map(|m| Some(run.peaks.compute(*m)? / bw))
+                .fold((f64::INFINITY, 0f64), |(a, b), r| (a.min(r), b.max(r)));
+            let (x0, x1) = (lo.min(ridges.0) / 10.0, hi.max(ridges.1) * 4.0);
             for (i, math) in maths.iter().enumerate() {
                 let Some(compute) = run.peaks.compute(*math) else {
                     continue;
@@ -286,6 +324,10 @@ fn roofline_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
 /// Time and theoretical occupancy against threads per block (log 2 scale), a line per
 /// configuration and size.
 fn block_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
+    ui.vertical(|ui| block_plots_ui(ui, run, height));
+}
+
+fn block_plots_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
     let mut series: Vec<(String, usize)> = Vec::new();
     for p in &run.points {
         let name = format!("{} {}", p.config, format_size(p.size, run.size_unit));
@@ -298,15 +340,13 @@ fn block_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
         Some([f64::from(p.block?).log2(), value?])
     };
     let half = (height - 8.0) / 2.0;
-    let x_fmt = |mark: egui_plot::GridMark, _: &std::ops::RangeInclusive<f64>| {
-        format!("{}", 2f64.powf(mark.value).round())
-    };
     Plot::new("live_block_time_plot")
         .height(half)
         .legend(Legend::default().position(egui_plot::Corner::RightTop))
         .x_axis_label("threads per block")
         .y_axis_label("time (µs)")
-        .x_axis_formatter(x_fmt)
+        .x_grid_spacer(egui_plot::log_grid_spacer(10))
+        .x_axis_formatter(block_tick)
         .include_y(0.0)
         .show(ui, |plot| {
             for (name, i) in &series {
@@ -331,7 +371,8 @@ fn block_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
         .height(half)
         .x_axis_label("threads per block")
         .y_axis_label("theoretical occupancy (%)")
-        .x_axis_formatter(x_fmt)
+        .x_grid_spacer(egui_plot::log_grid_spacer(10))
+        .x_axis_formatter(block_tick)
         .include_y(0.0)
         .include_y(100.0)
         .show(ui, |plot| {
@@ -455,6 +496,16 @@ fn results_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decade_ticks_are_short() {
+        assert_eq!(decade_tick(-2.0), "0.01");
+        assert_eq!(decade_tick(0.0), "1");
+        assert_eq!(decade_tick(3.0), "1000");
+        assert_eq!(decade_tick(6.0), "1e6");
+        assert_eq!(decade_tick(-5.0), "1e-5");
+        assert_eq!(decade_tick(1.5), "");
+    }
 
     #[test]
     fn time_ticks_have_one_precision() {
