@@ -336,3 +336,58 @@ fn block_sweeps_of_bundled_kernels_need_a_free_block() {
         "sgemm tensor needs sizes that are multiples of 128; 1000 is not",
     );
 }
+
+/// The occupancy the driver's API reported on the H200 (`cuOccupancyMaxActiveBlocksPerMultiprocessor`)
+/// agrees with warpscope's own calculator (docs/occupancy.md) for every kernel launch in the
+/// samples, given the registers and shared memory the driver reported for the function.
+#[test]
+fn the_drivers_occupancy_matches_the_calculator_on_the_h200_samples() {
+    use warpscope_core::analysis::insight::occupancy::{
+        GpuArch, LaunchConfig, theoretical_occupancy,
+    };
+    let arch = GpuArch::for_compute_capability(9, 0).unwrap();
+    let mut compared = 0;
+    for (file, block_of) in [
+        ("live_sgemm_ladder_h200.json.gz", None),
+        ("live_saxpy_blocks_h200.json.gz", Some(())),
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("sample_profiles")
+            .join(file);
+        let run = LiveRun::from_profile(&import_file(&path, &Progress::new()).unwrap()).unwrap();
+        assert_eq!(run.device.compute_capability, (9, 0));
+        for p in &run.points {
+            let (Some(r), Some(driver)) = (p.resources, p.occupancy) else {
+                continue;
+            };
+            // The GEMM rungs' blocks (sgemm.cu's launch shapes); the sweep records its own.
+            let block = match (block_of, p.config.as_str()) {
+                (Some(()), _) => p.block.unwrap(),
+                (None, "naive") => 256,
+                (None, "tiled") => 1024,
+                (None, "regblock") => 256,
+                (None, "tensor") => 128,
+                (None, other) => panic!("unexpected rung {other}"),
+            };
+            let ours = theoretical_occupancy(
+                &arch,
+                LaunchConfig {
+                    block_size: block,
+                    registers_per_thread: r.registers.unwrap(),
+                    shared_bytes: r.static_shared_bytes.unwrap(),
+                },
+            )
+            .unwrap();
+            assert_eq!(
+                (ours.blocks_per_sm, ours.warps_per_sm),
+                (driver.blocks_per_sm, driver.warps_per_sm),
+                "{file} {} {} block {block}",
+                p.config,
+                p.size
+            );
+            compared += 1;
+        }
+    }
+    // 12 GEMM rungs (4 kernels x 3 sizes) and 6 block sizes.
+    assert_eq!(compared, 18);
+}
