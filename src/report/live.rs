@@ -487,3 +487,66 @@ fn live_table(run: &LiveRun, json: &RunJson<'_>) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn sample(name: &str) -> LiveRun {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("sample_profiles")
+            .join(name);
+        let profile = warpscope_core::import_file(&path, &warpscope_core::Progress::new()).unwrap();
+        LiveRun::from_profile(&profile).unwrap()
+    }
+
+    #[test]
+    fn a_block_sweep_table_names_each_block_with_its_occupancy() {
+        let run = sample("live_saxpy_blocks_h200.json.gz");
+        let text = live_run(&run, OutputFormat::Table, false).unwrap();
+        assert!(text.starts_with("Your kernel saxpy from "), "{text}");
+        assert!(text.contains("saxpy b32           100M    5/5"), "{text}");
+        assert!(
+            text.contains("saxpy b32                 100M     10        0       0   50% (32 blk)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("saxpy b1024               100M     10        0       0   100% (2 blk)"),
+            "{text}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&live_run(&run, OutputFormat::Json, false).unwrap()).unwrap();
+        assert_eq!(json["user"]["kernel"], "saxpy");
+        assert_eq!(json["points"][0]["block"], 32);
+        assert_eq!(json["points"][0]["occupancy"]["blocks_per_sm"], 32);
+        assert_eq!(json["points"][0]["resources"]["registers"], 10);
+    }
+
+    #[test]
+    fn the_roofline_table_holds_each_rung_to_its_ceiling() {
+        let run = sample("live_sgemm_ladder_h200.json.gz");
+        let text = live_run(&run, OutputFormat::Table, true).unwrap();
+        let line = |prefix: &str| {
+            text.lines()
+                .rfind(|l| l.starts_with(prefix))
+                .unwrap_or_else(|| panic!("{prefix} missing:\n{text}"))
+                .to_string()
+        };
+        assert!(
+            text.contains("Roofline (ceilings measured in this run): DRAM 4214 GB/s"),
+            "{text}"
+        );
+        // The last "tensor 4096" line is the roofline's: FP16 ceiling, compute-bound.
+        let tensor = line("tensor                    4096");
+        assert!(tensor.contains("1024.000  FP16 TC"), "{tensor}");
+        assert!(tensor.ends_with("56.1%  compute"), "{tensor}");
+        let regblock = line("regblock                  4096");
+        assert!(regblock.contains("682.667     FP32"), "{regblock}");
+        assert!(regblock.ends_with("83.6%  compute"), "{regblock}");
+        let json: serde_json::Value =
+            serde_json::from_str(&live_run(&run, OutputFormat::Json, false).unwrap()).unwrap();
+        let points = json["points"].as_array().unwrap();
+        assert!(points.iter().all(|p| p["roofline"]["bound"] == "compute"));
+    }
+}

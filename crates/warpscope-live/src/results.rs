@@ -183,7 +183,9 @@ impl LiveRun {
     }
 
     /// The rate that matters for this kernel and its share of the measured peak, for a point:
-    /// (rate in GB/s or GFLOP/s, percent of peak).
+    /// (rate in GB/s or GFLOP/s, percent of peak). GB/s are set against the device-to-device
+    /// copy; GFLOP/s against the roof at the point's intensity (the compute ceiling of its
+    /// arithmetic, or intensity × DRAM bandwidth when that is lower).
     pub fn rate(&self, point: &PointResult) -> Option<(f64, Option<f64>)> {
         match self.metric()? {
             Metric::Bandwidth => {
@@ -197,8 +199,13 @@ impl LiveRun {
                 Some((r * 1e-9, pct))
             }
             Metric::Flops => {
+                // The share of the roof at the point's intensity: of the compute ceiling when it
+                // is compute-bound, of intensity x DRAM when it is memory-bound.
                 let r = point.flops_per_s()?;
-                let pct = self.peaks.compute(point.math).map(|p| 100.0 * r / p);
+                let pct = match self.roofline(point) {
+                    Some(roof) => Some(roof.percent_of_roof),
+                    None => self.peaks.compute(point.math).map(|p| 100.0 * r / p),
+                };
                 Some((r * 1e-9, pct))
             }
         }

@@ -176,6 +176,29 @@ mod tests {
     }
 
     #[test]
+    fn a_user_kernels_gflops_are_a_share_of_its_roof() {
+        // SAXPY given --flops 2*N --bytes 12*N: 100 M floats in 400 us moves 3 TB/s, 0.5
+        // TFLOP/s, under a memory roof of 4 TB/s x 1/6 = 0.667 TFLOP/s: 75%, not 1% of FP32.
+        let mut p = point("vector_add", "grid-device", 100_000_000, 400_000);
+        p.config = "saxpy".into();
+        p.work = crate::catalog::Work {
+            flops: 2e8,
+            bytes: 1.2e9,
+        };
+        let mut r = run("saxpy", vec![p]);
+        r.size_unit = SizeUnit::N;
+        r.user = Some(crate::user::UserInfo {
+            kernel: "saxpy".into(),
+            has_flops: true,
+            ..Default::default()
+        });
+        assert_eq!(r.rate_unit(), "GFLOP/s");
+        let (gflops, pct) = r.rate(&r.points[0]).unwrap();
+        assert!((gflops - 500.0).abs() < 1e-9, "{gflops}");
+        assert!((pct.unwrap() - 75.0).abs() < 1e-9, "{pct:?}");
+    }
+
+    #[test]
     fn points_without_flops_or_off_the_gpu_have_no_place() {
         let r = run("copy", vec![point("copy", "scalar", 1_000_000, 1_000)]);
         assert_eq!(r.roofline(&r.points[0]), None);
