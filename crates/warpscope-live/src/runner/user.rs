@@ -70,8 +70,15 @@ fn init_bytes(ty: ScalarType, init: &Init, len: u64, rng: &mut Rng) -> Vec<u8> {
                 ScalarType::F32 | ScalarType::F64 => rng.fill(&mut v, -1.0, 1.0),
                 _ => rng.fill(&mut v, 0.0, 100.0),
             }
+            let whole = !matches!(ty, ScalarType::F32 | ScalarType::F64);
             v.into_iter()
-                .map(|x| f64::from(x).floor_if_int(ty))
+                .map(|x| {
+                    if whole {
+                        f64::from(x).floor()
+                    } else {
+                        f64::from(x)
+                    }
+                })
                 .collect()
         }
     };
@@ -87,19 +94,6 @@ fn init_bytes(ty: ScalarType, init: &Init, len: u64, rng: &mut Rng) -> Vec<u8> {
         }
     }
     out
-}
-
-trait FloorIfInt {
-    fn floor_if_int(self, ty: ScalarType) -> f64;
-}
-
-impl FloorIfInt for f64 {
-    fn floor_if_int(self, ty: ScalarType) -> f64 {
-        match ty {
-            ScalarType::F32 | ScalarType::F64 => self,
-            _ => self.floor(),
-        }
-    }
 }
 
 /// The values of a buffer's bytes.
