@@ -604,11 +604,20 @@ fn the_live_lab_opens_from_the_menu_and_without_a_gpu_says_so_and_cannot_run() {
     assert_eq!(h.state().tabs.len(), 1);
 }
 
+/// The repository's `examples/` (`WARPSCOPE_EXAMPLES` names it where the test binary runs away
+/// from its checkout, as on a GPU machine).
+fn examples() -> PathBuf {
+    std::env::var_os("WARPSCOPE_EXAMPLES").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"),
+        PathBuf::from,
+    )
+}
+
 #[test]
 fn a_dropped_cu_file_opens_the_live_lab_on_its_kernel_checked_as_you_type() {
     let mut h = app_harness(Vec::new());
     h.step();
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/saxpy_buggy.cu");
+    let file = examples().join("saxpy_buggy.cu");
     h.input_mut().dropped_files.push(Arc::new(Dropped(file)));
     h.run_steps(3);
     // No profile tab: the source went to the Live lab, which shows its form.
@@ -681,11 +690,7 @@ fn on_a_gpu_a_faulting_kernel_fails_its_run_and_the_app_runs_the_next_one() {
         eprintln!("skipped: needs a GPU and WARPSCOPE_LIVE_EXE");
         return;
     }
-    let examples = std::env::var_os("WARPSCOPE_EXAMPLES").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"),
-        PathBuf::from,
-    );
-    let mut h = app_harness(vec![examples.join("saxpy_buggy.cu")]);
+    let mut h = app_harness(vec![examples().join("saxpy_buggy.cu")]);
     h.run_steps(3);
     let deadline = Instant::now() + Duration::from_secs(30);
     while h.query_by_label_contains("NVIDIA").is_none() && Instant::now() < deadline {
