@@ -135,47 +135,7 @@ enum Command {
     /// check it against a CPU reference, and report time, GB/s or GFLOP/s and % of the measured
     /// peak. Needs an NVIDIA GPU and driver; `--list` works anywhere.
     #[command(after_help = LIVE_HELP)]
-    Live {
-        /// The bundled kernel (see --list).
-        #[arg(required_unless_present = "list")]
-        kernel: Option<String>,
-        /// List the bundled kernels and their configurations.
-        #[arg(long)]
-        list: bool,
-        /// Sizes to sweep, comma-separated: 1M,5M,10M (K, M, G are powers of 1000; Ki, Mi, Gi
-        /// powers of 1024). Default: the kernel's own.
-        #[arg(long, value_name = "SIZES")]
-        sizes: Option<String>,
-        /// Launch configurations, comma-separated (see --list). Default: all.
-        #[arg(long, value_name = "CONFIGS", value_delimiter = ',')]
-        configs: Option<Vec<String>>,
-        /// Timed launches per point.
-        #[arg(long, value_name = "N", default_value_t = 5)]
-        repeat: u32,
-        /// Untimed launches per configuration before the first timed one.
-        #[arg(long, value_name = "N", default_value_t = 1)]
-        warmup: u32,
-        /// Stop repeating a point once its timed launches add up to this many seconds.
-        #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
-        budget: f64,
-        /// Save the run as Chrome trace JSON (open it with `warpscope FILE`; `.gz` compresses).
-        #[arg(long, value_name = "FILE")]
-        out: Option<PathBuf>,
-        /// Time with CUDA events only, without CUPTI activity records.
-        #[arg(long)]
-        no_cupti: bool,
-        /// Skip measuring the device-to-device bandwidth and cuBLAS SGEMM rate first.
-        #[arg(long)]
-        no_peaks: bool,
-        /// Launch each timed operation straight away instead of queuing it behind a kernel that
-        /// holds the stream (then CUDA-event times include the launch latency). Needed under
-        /// Nsight Compute, which serializes launches.
-        #[arg(long)]
-        no_queue: bool,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
-        format: OutputFormat,
-    },
+    Live(Box<LiveArgs>),
 }
 
 const LIVE_HELP: &str = "\
@@ -183,7 +143,13 @@ Examples:
   warpscope live --list
   warpscope live vector_add
   warpscope live vector_add --sizes 1M,10M --configs grid-device,grid-unified,cpu --repeat 10
-  warpscope live sgemm --sizes 1024,4096 --out sgemm.json && warpscope sgemm.json";
+  warpscope live sgemm --sizes 1024,4096 --out sgemm.json && warpscope sgemm.json
+  warpscope live sgemm --sizes 1024,2048,4096 --configs regblock,tensor,cublas,cublas-fp16 --roofline
+  warpscope live copy --configs scalar --sizes 100M --blocks 32,64,128,256,512,1024
+  warpscope live --source examples/saxpy.cu --kernel saxpy \\
+      --args 'f32=2.5 f32[N]=rand f32[N]=rand i32=N' --sizes 1M,100M --flops 2*N
+  warpscope live --source examples/saxpy_buggy.cu --kernel saxpy_buggy \\
+      --args 'f32=2.5 f32[N]=rand f32[N]=rand i32=N' --check-against saxpy_ref";
 
 const ANALYZE_HELP: &str = "\
 Examples:
@@ -201,6 +167,98 @@ Examples:
   warpscope compare sample_profiles/alexnet_b{8,16,32,128}.pt.trace.json.gz
   warpscope compare fp32.json amp.json --baseline 2 --label fp32.json=precision=fp32
   warpscope compare one_gpu.json job_rank0.json+job_rank1.json --format json";
+
+/// The arguments of `warpscope live`.
+#[derive(Debug, Args)]
+pub struct LiveArgs {
+    /// The bundled kernel (see --list); leave out with --source.
+    #[arg(required_unless_present_any = ["list", "source"], conflicts_with = "source")]
+    kernel: Option<String>,
+    /// Your own kernel: a .cu file, compiled with NVRTC for this GPU (with --kernel and
+    /// --args).
+    #[arg(long, value_name = "FILE.cu", requires_all = ["user_kernel", "args"])]
+    source: Option<PathBuf>,
+    /// The __global__ function of --source to time.
+    #[arg(long = "kernel", value_name = "NAME", requires = "source")]
+    user_kernel: Option<String>,
+    /// Its parameters in order: buffers `f32[N]=rand`, `i32[N]=iota`, `f64[N*N]=1.5`,
+    /// scalars `f32=2.5`, `i32=N` (types f32 f64 i32 u32 i64 u64; lengths in N).
+    #[arg(
+        long,
+        value_name = "SPEC",
+        requires = "source",
+        allow_hyphen_values = true
+    )]
+    args: Option<String>,
+    /// Grid in blocks, in N and B (threads per block): `N/256`, `(N+B-1)/B`, `64,64`.
+    /// Default: enough blocks to cover N.
+    #[arg(long, value_name = "EXPR", requires = "source")]
+    grid: Option<String>,
+    /// Threads per block of --source's kernel: 256, 16x16. Default 256.
+    #[arg(long, value_name = "N", requires = "source")]
+    block: Option<String>,
+    /// Sweep the block size (1-D): 32,64,128,256,512,1024, with theoretical occupancy beside
+    /// the time. Works for --source and for bundled configurations with a free block.
+    #[arg(long, value_name = "LIST")]
+    blocks: Option<String>,
+    /// A macro for --source: NAME or NAME=VALUE (repeatable).
+    #[arg(long = "define", value_name = "K=V", requires = "source")]
+    defines: Vec<String>,
+    /// An include folder for --source (repeatable).
+    #[arg(long = "include", value_name = "DIR", requires = "source")]
+    includes: Vec<PathBuf>,
+    /// Bytes one launch must move, in N (default: every buffer once).
+    #[arg(long, value_name = "EXPR", requires = "source")]
+    bytes: Option<String>,
+    /// Floating-point operations of one launch, in N (then rates are GFLOP/s).
+    #[arg(long, value_name = "EXPR", requires = "source")]
+    flops: Option<String>,
+    /// Another kernel of --source, run once on the same inputs; every buffer must match.
+    #[arg(long, value_name = "NAME", requires = "source")]
+    check_against: Option<String>,
+    /// Time every point again with CUPTI's collection paused, and show the difference.
+    #[arg(long)]
+    cupti_cost: bool,
+    /// Print the roofline table (arithmetic intensity against the measured ceilings).
+    #[arg(long)]
+    roofline: bool,
+    /// List the bundled kernels and their configurations.
+    #[arg(long)]
+    list: bool,
+    /// Sizes to sweep, comma-separated: 1M,5M,10M (K, M, G are powers of 1000; Ki, Mi, Gi
+    /// powers of 1024). Default: the kernel's own.
+    #[arg(long, value_name = "SIZES")]
+    sizes: Option<String>,
+    /// Launch configurations, comma-separated (see --list). Default: all.
+    #[arg(long, value_name = "CONFIGS", value_delimiter = ',')]
+    configs: Option<Vec<String>>,
+    /// Timed launches per point.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    repeat: u32,
+    /// Untimed launches per configuration before the first timed one.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    warmup: u32,
+    /// Stop repeating a point once its timed launches add up to this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    budget: f64,
+    /// Save the run as Chrome trace JSON (open it with `warpscope FILE`; `.gz` compresses).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Time with CUDA events only, without CUPTI activity records.
+    #[arg(long)]
+    no_cupti: bool,
+    /// Skip measuring the device-to-device bandwidth and cuBLAS SGEMM rate first.
+    #[arg(long)]
+    no_peaks: bool,
+    /// Launch each timed operation straight away instead of queuing it behind a kernel that
+    /// holds the stream (then CUDA-event times include the launch latency). Needed under
+    /// Nsight Compute, which serializes launches.
+    #[arg(long)]
+    no_queue: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
+}
 
 /// How tables are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -239,26 +297,55 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             })?;
             emit(&report::compare(&output, format)?)?;
         }
-        Some(Command::Live {
-            kernel,
-            list,
-            sizes,
-            configs,
-            repeat,
-            warmup,
-            budget,
-            out,
-            no_cupti,
-            no_peaks,
-            no_queue,
-            format,
-        }) => {
+        Some(Command::Live(live)) => {
+            let LiveArgs {
+                kernel,
+                source,
+                user_kernel,
+                args,
+                grid,
+                block,
+                blocks,
+                defines,
+                includes,
+                bytes,
+                flops,
+                check_against,
+                cupti_cost,
+                roofline,
+                list,
+                sizes,
+                configs,
+                repeat,
+                warmup,
+                budget,
+                out,
+                no_cupti,
+                no_peaks,
+                no_queue,
+                format,
+            } = *live;
             if list {
                 emit(&report::live_catalog(format)?)?;
                 return Ok(ExitCode::SUCCESS);
             }
+            let user = source.map(|source| warpscope_live::UserRequest {
+                source,
+                kernel: user_kernel.unwrap_or_default(),
+                args: args.unwrap_or_default(),
+                grid,
+                block,
+                defines,
+                includes,
+                bytes,
+                flops,
+                check_against,
+            });
             let output = crate::live::run(&crate::live::LiveOptions {
                 kernel: kernel.unwrap_or_default(),
+                user,
+                blocks,
+                cupti_cost,
                 sizes,
                 configs,
                 repeat,
@@ -270,9 +357,23 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 no_queue,
                 progress: true,
             })?;
-            emit(&report::live_run(&output.run, format)?)?;
+            emit(&report::live_run(&output.run, format, roofline)?)?;
             if !output.run.all_checks_ok() {
-                eprintln!("warpscope: error: a result did not match its CPU reference");
+                eprintln!(
+                    "warpscope: error: {}",
+                    if output.run.points.iter().any(|p| p.error.is_some()) {
+                        "a point failed (see the table)"
+                    } else if output
+                        .run
+                        .user
+                        .as_ref()
+                        .is_some_and(|u| u.check_against.is_some())
+                    {
+                        "a result did not match the --check-against kernel's"
+                    } else {
+                        "a result did not match its CPU reference"
+                    }
+                );
                 return Ok(ExitCode::FAILURE);
             }
         }

@@ -6,13 +6,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use warpscope_live::{LiveOutput, LiveProgress, RunOptions, SweepPlan, kernel, parse_sizes};
+use warpscope_live::{
+    LiveOutput, LiveProgress, RunOptions, SweepPlan, UserKernel, UserRequest, kernel, parse_blocks,
+    parse_sizes,
+};
 
 /// What `warpscope live KERNEL ...` asked for.
 #[derive(Debug, Clone)]
 pub struct LiveOptions {
     /// Kernel name.
     pub kernel: String,
+    /// The user's own kernel (`--source`), instead of a bundled one.
+    pub user: Option<UserRequest>,
+    /// `--blocks` as typed.
+    pub blocks: Option<String>,
+    /// Time every point again with CUPTI paused.
+    pub cupti_cost: bool,
     /// `--sizes` as typed.
     pub sizes: Option<String>,
     /// `--configs`.
@@ -37,6 +46,28 @@ pub struct LiveOptions {
 
 /// Plans the sweep `opts` describes, or says what is wrong with it.
 pub fn plan(opts: &LiveOptions) -> Result<SweepPlan> {
+    let blocks = opts
+        .blocks
+        .as_deref()
+        .map(parse_blocks)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    if let Some(req) = &opts.user {
+        let user = UserKernel::from_request(req)?;
+        let sizes = opts.sizes.as_deref().map(parse_sizes).transpose()?;
+        let mut plan = SweepPlan::for_user(
+            user,
+            sizes.as_deref(),
+            blocks.as_deref().unwrap_or_default(),
+            opts.repeat,
+            opts.warmup,
+        )?;
+        if !opts.budget_s.is_finite() || opts.budget_s <= 0.0 {
+            bail!("--budget must be a positive number of seconds");
+        }
+        plan.budget_s = opts.budget_s;
+        return Ok(plan);
+    }
     let Some(spec) = kernel(&opts.kernel) else {
         let names: Vec<_> = warpscope_live::CATALOG.iter().map(|k| k.name).collect();
         bail!(
@@ -53,6 +84,9 @@ pub fn plan(opts: &LiveOptions) -> Result<SweepPlan> {
         opts.repeat,
         opts.warmup,
     )?;
+    if let Some(blocks) = &blocks {
+        plan = plan.with_blocks(blocks)?;
+    }
     if !opts.budget_s.is_finite() || opts.budget_s <= 0.0 {
         bail!("--budget must be a positive number of seconds");
     }
@@ -85,10 +119,11 @@ pub fn run(opts: &LiveOptions) -> Result<LiveOutput> {
         measure_peaks: !opts.no_peaks,
         use_cupti: !opts.no_cupti,
         queue_ahead: !opts.no_queue,
+        cupti_cost: opts.cupti_cost,
         profile_path: opts
             .out
             .clone()
-            .unwrap_or_else(|| PathBuf::from(format!("live {}", opts.kernel))),
+            .unwrap_or_else(|| PathBuf::from(format!("live {}", plan.kernel_name()))),
     };
     let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let reporter = opts.progress.then(|| {

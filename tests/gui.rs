@@ -287,6 +287,89 @@ impl eframe::Storage for MemoryStorage {
 }
 
 #[test]
+fn the_gemm_ladder_run_shows_its_rungs_occupancy_and_roofline() {
+    let mut h = app_harness(vec![sample("live_sgemm_ladder_h200.json.gz")]);
+    settle(&mut h);
+    let run = h.state().tabs[0].live.clone().expect("live results");
+    assert!(run.device.name.contains("H200"), "{}", run.device.name);
+    assert!(run.all_checks_ok());
+    // Every rung at 1024, 2048 and 4096, with the cuBLAS yardsticks.
+    assert_eq!(run.points.len(), 7 * 3);
+    for config in [
+        "naive",
+        "tiled",
+        "regblock",
+        "tensor",
+        "cublas",
+        "cublas-tf32",
+        "cublas-fp16",
+    ] {
+        assert!(
+            h.query_all_by_label(config).next().is_some(),
+            "{config} missing"
+        );
+    }
+    // Registers and occupancy of the bundled kernels (cuBLAS's own kernels have none).
+    assert!(h.query_by_label("Occupancy").is_some());
+    let regblock = run
+        .points
+        .iter()
+        .find(|p| p.config == "regblock" && p.size == 4096)
+        .unwrap();
+    let occ = regblock.occupancy.unwrap();
+    let shown = format!(
+        "{:.0}% ({} blocks/SM)",
+        100.0 * occ.fraction,
+        occ.blocks_per_sm
+    );
+    assert!(
+        h.query_all_by_label(&shown).next().is_some(),
+        "{shown} not shown"
+    );
+    // Every point has a place on the roofline, the Tensor Core rung under the FP16 ceiling.
+    let tensor = run
+        .points
+        .iter()
+        .find(|p| p.config == "tensor" && p.size == 4096)
+        .unwrap();
+    let r = run.roofline(tensor).unwrap();
+    assert_eq!(r.math, warpscope_live::Math::Fp16);
+    assert_eq!(r.bound, warpscope_live::Bound::Compute);
+    assert!(run.points.iter().all(|p| run.roofline(p).is_some()));
+    h.get_by_label("Roofline").click();
+    h.run_steps(3);
+    h.snapshot("live_gemm_ladder_roofline");
+}
+
+#[test]
+fn a_block_size_sweep_opens_on_its_occupancy_curve() {
+    let mut h = app_harness(vec![sample("live_saxpy_blocks_h200.json.gz")]);
+    settle(&mut h);
+    let run = h.state().tabs[0].live.clone().expect("live results");
+    let user = run.user.as_ref().expect("a user kernel's run");
+    assert_eq!(user.kernel, "saxpy");
+    let blocks: Vec<_> = run.points.iter().map(|p| p.block).collect();
+    assert_eq!(
+        blocks,
+        [
+            Some(32),
+            Some(64),
+            Some(128),
+            Some(256),
+            Some(512),
+            Some(1024)
+        ]
+    );
+    // 32 threads per block fill half the SM: 32 blocks of one warp, out of 64 warp slots.
+    let occ = run.points[0].occupancy.unwrap();
+    assert_eq!((occ.blocks_per_sm, occ.warps_per_sm), (32, 32));
+    assert!(h.query_all_by_label("50% (32 blocks/SM)").next().is_some());
+    assert!(h.query_by_label("Block").is_some());
+    h.run_steps(3);
+    h.snapshot("live_saxpy_block_sweep");
+}
+
+#[test]
 fn snapshot_main_view_resnet50() {
     let mut h = opened("resnet50_b64_fp32.pt.trace.json.gz");
     h.run();
@@ -519,6 +602,129 @@ fn the_live_lab_opens_from_the_menu_and_without_a_gpu_says_so_and_cannot_run() {
     );
     settle(&mut h);
     assert_eq!(h.state().tabs.len(), 1);
+}
+
+/// The repository's `examples/` (`WARPSCOPE_EXAMPLES` names it where the test binary runs away
+/// from its checkout, as on a GPU machine).
+fn examples() -> PathBuf {
+    std::env::var_os("WARPSCOPE_EXAMPLES").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"),
+        PathBuf::from,
+    )
+}
+
+#[test]
+fn a_dropped_cu_file_opens_the_live_lab_on_its_kernel_checked_as_you_type() {
+    let mut h = app_harness(Vec::new());
+    h.step();
+    let file = examples().join("saxpy_buggy.cu");
+    h.input_mut().dropped_files.push(Arc::new(Dropped(file)));
+    h.run_steps(3);
+    // No profile tab: the source went to the Live lab, which shows its form.
+    assert!(h.state().tabs.is_empty());
+    assert!(h.state().live.open);
+    let form = h
+        .state()
+        .live
+        .source
+        .clone()
+        .expect("the form of the dropped file");
+    assert_eq!(form.kernel, "saxpy_ref");
+    assert_eq!(form.args, "f32=1.5 f32[N]=rand f32[N]=rand i32=N");
+    assert!(h.query_by_label_contains("saxpy_buggy.cu").is_some());
+    assert!(h.query_by_label("Ready: 3 point(s)").is_some());
+    // The source is there to read, with its line numbers.
+    h.get_by_label_contains("Source (").click();
+    h.run_steps(3);
+    assert!(
+        h.query_by_label_contains("   1  // Two broken SAXPYs")
+            .is_some(),
+        "the source is not shown"
+    );
+    // A SPEC that does not match the signature is named at once, before any GPU is involved.
+    h.state_mut().live.source.as_mut().unwrap().args = "f32=1.5 f32[N]=rand".into();
+    h.run_steps(3);
+    assert!(
+        h.query_by_label_contains("saxpy_ref takes 4 parameter(s) (float a, const float *x, float *y, int n) but --args describes 2")
+            .is_some(),
+        "the form does not say what is wrong"
+    );
+    if warpscope_live::probe().is_err() {
+        // Without a GPU the window says why, and Run stays disabled.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while h.query_by_label_contains("no CUDA driver found").is_none()
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(20));
+            h.step();
+        }
+        assert!(h.query_by_label_contains("no CUDA driver found").is_some());
+        assert!(h.get_by_label("Run").accesskit_node().is_disabled());
+    }
+    // Back to the bundled kernels.
+    h.get_by_label("Bundled kernels").click();
+    h.run_steps(3);
+    assert!(h.state().live.source.is_none());
+    assert!(
+        h.query_by_label("Drop a .cu file here to time your own kernel.")
+            .is_some()
+    );
+}
+
+/// Steps the app until the Live lab's run in flight is over.
+fn wait_for_live_run(h: &mut Harness<'_, WarpscopeApp>) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    h.step();
+    while h.state().live.busy() {
+        assert!(Instant::now() < deadline, "the live run did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+        h.step();
+    }
+    h.run_steps(3);
+}
+
+#[test]
+fn on_a_gpu_a_faulting_kernel_fails_its_run_and_the_app_runs_the_next_one() {
+    // Runs only where a GPU and the warpscope binary (`WARPSCOPE_LIVE_EXE`) are at hand.
+    if warpscope_live::probe().is_err() || std::env::var_os("WARPSCOPE_LIVE_EXE").is_none() {
+        eprintln!("skipped: needs a GPU and WARPSCOPE_LIVE_EXE");
+        return;
+    }
+    let mut h = app_harness(vec![examples().join("saxpy_buggy.cu")]);
+    h.run_steps(3);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while h.query_by_label_contains("NVIDIA").is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        h.step();
+    }
+    let set = |h: &mut Harness<'_, WarpscopeApp>, kernel: &str| {
+        let form = h.state_mut().live.source.as_mut().unwrap();
+        form.kernel = kernel.into();
+        form.args = "f32=2.5 f32[N]=rand f32[N]=rand i32=N".into();
+    };
+    // The fault ends the child process that ran it; its run opens with the failed points.
+    set(&mut h, "saxpy_fault");
+    h.run_steps(2);
+    h.get_by_label("Run").click();
+    wait_for_live_run(&mut h);
+    assert_eq!(h.state().tabs.len(), 1, "{:?}", h.state().live.error);
+    assert!(
+        h.query_all_by_label_contains("the kernel faulted")
+            .next()
+            .is_some(),
+        "the fault is not shown"
+    );
+    // The app is unharmed: the next run works.
+    set(&mut h, "saxpy_ref");
+    h.run_steps(2);
+    h.get_by_label("Run").click();
+    wait_for_live_run(&mut h);
+    assert_eq!(h.state().tabs.len(), 2, "{:?}", h.state().live.error);
+    assert!(
+        h.query_all_by_label_contains("the kernel faulted")
+            .next()
+            .is_none()
+    );
 }
 
 #[test]

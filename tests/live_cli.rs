@@ -169,3 +169,225 @@ fn the_h100_sample_run_reopens_with_its_results() {
         "info printed the raw results JSON"
     );
 }
+
+const SAXPY_ARGS: &str = "f32=2.5 f32[N]=rand f32[N]=rand i32=N";
+
+/// `warpscope live --source examples/FILE --kernel KERNEL --args SPEC` plus `more`.
+fn user(file: &str, kernel: &str, spec: &str, more: &[&str]) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(file);
+    let mut args: Vec<String> = [
+        "live",
+        "--source",
+        path.to_str().unwrap(),
+        "--kernel",
+        kernel,
+        "--args",
+        spec,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(more.iter().map(|s| s.to_string()));
+    args
+}
+
+fn fails_user(args: &[String], expected: &str) {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    fails(&args, expected);
+}
+
+#[test]
+fn a_user_kernel_is_checked_before_the_gpu_and_then_needs_a_driver() {
+    if gpu_here() {
+        eprintln!("skipped: this machine has a CUDA driver");
+        return;
+    }
+    // Everything right: the only thing missing is the GPU.
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            SAXPY_ARGS,
+            &["--flops", "2*N", "--blocks", "64,256"],
+        ),
+        "no CUDA driver found",
+    );
+    // A C++ (mangled) kernel and --check-against are found textually too.
+    fails_user(
+        &user(
+            "saxpy_buggy.cu",
+            "saxpy_buggy",
+            SAXPY_ARGS,
+            &["--check-against", "saxpy_ref"],
+        ),
+        "no CUDA driver found",
+    );
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy_grid_stride",
+            SAXPY_ARGS,
+            &["--grid", "1056"],
+        ),
+        "no CUDA driver found",
+    );
+}
+
+#[test]
+fn user_kernel_mistakes_are_one_clear_message() {
+    fails_user(&user("nope.cu", "saxpy", SAXPY_ARGS, &[]), "cannot read ");
+    fails_user(
+        &user("saxpy.cu", "saxpi", SAXPY_ARGS, &[]),
+        "saxpy.cu has no __global__ function \"saxpi\"; it has: saxpy, saxpy_grid_stride",
+    );
+    fails_user(
+        &user("saxpy.cu", "saxpy", "f32=2.5 f32[N]=rand f32[N]=rand", &[]),
+        "saxpy takes 4 parameter(s) (float a, const float *__restrict__ x, float *__restrict__ y, \
+         int n) but --args describes 3",
+    );
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            "f32=2.5 f64[N]=rand f32[N]=rand i32=N",
+            &[],
+        ),
+        "parameter 2 of saxpy (const float *__restrict__ x) is f32 but --args gives f64",
+    );
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            "f32=2.5 f32[N]=ones f32[N]=rand i32=N",
+            &[],
+        ),
+        "argument 2 (\"f32[N]=ones\"): \"ones\" is not an initialiser",
+    );
+    fails_user(
+        &user("saxpy.cu", "saxpy", SAXPY_ARGS, &["--sizes", "3G"]),
+        "argument 4 (i32=N): 3000000000 does not fit in i32",
+    );
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            "f32=2.5 f32[N*N]=rand f32[N]=rand i32=N",
+            &["--sizes", "1M"],
+        ),
+        "argument 2 (f32[N*N]=rand) needs more than 64 GiB at N = 1000000",
+    );
+    fails_user(
+        &user("saxpy.cu", "saxpy", SAXPY_ARGS, &["--grid", "N/(B-B)"]),
+        "--grid: N/(B-B) cannot be computed",
+    );
+    fails_user(
+        &user("saxpy.cu", "saxpy", SAXPY_ARGS, &["--blocks", "0,64"]),
+        "block size 0 is out of range: CUDA allows 1 to 1024 threads per block",
+    );
+    fails_user(
+        &user("saxpy.cu", "saxpy", SAXPY_ARGS, &["--block", "64x32"]),
+        "block 64x32 has 2048 threads",
+    );
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            SAXPY_ARGS,
+            &["--check-against", "saxpy_ref"],
+        ),
+        "has no __global__ function \"saxpy_ref\"",
+    );
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            SAXPY_ARGS,
+            &["--include", "/no/such/dir"],
+        ),
+        "--include /no/such/dir: no such folder",
+    );
+    // --kernel without --source, or a bundled kernel with --source, is a usage error.
+    let o = warpscope(&["live", "--kernel", "saxpy"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = warpscope(&[
+        "live", "saxpy", "--source", "x.cu", "--kernel", "k", "--args", "i32=1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn block_sweeps_of_bundled_kernels_need_a_free_block() {
+    fails(
+        &["live", "sgemm", "--blocks", "64,128"],
+        "sgemm has no configuration whose block size can change (--blocks)",
+    );
+    fails(
+        &["live", "copy", "--blocks", "64,128"],
+        "copy memcpy has a fixed launch shape; --blocks works with: scalar, vec4",
+    );
+    fails(
+        &["live", "copy", "--configs", "scalar", "--blocks", "48"],
+        "multiples of 32",
+    );
+    fails(
+        &["live", "sgemm", "--configs", "tensor", "--sizes", "1000"],
+        "sgemm tensor needs sizes that are multiples of 128; 1000 is not",
+    );
+}
+
+/// The occupancy the driver's API reported on the H200 (`cuOccupancyMaxActiveBlocksPerMultiprocessor`)
+/// agrees with warpscope's own calculator (docs/occupancy.md) for every kernel launch in the
+/// samples, given the registers and shared memory the driver reported for the function.
+#[test]
+fn the_drivers_occupancy_matches_the_calculator_on_the_h200_samples() {
+    use warpscope_core::analysis::insight::occupancy::{
+        GpuArch, LaunchConfig, theoretical_occupancy,
+    };
+    let arch = GpuArch::for_compute_capability(9, 0).unwrap();
+    let mut compared = 0;
+    for (file, block_of) in [
+        ("live_sgemm_ladder_h200.json.gz", None),
+        ("live_saxpy_blocks_h200.json.gz", Some(())),
+    ] {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("sample_profiles")
+            .join(file);
+        let run = LiveRun::from_profile(&import_file(&path, &Progress::new()).unwrap()).unwrap();
+        assert_eq!(run.device.compute_capability, (9, 0));
+        for p in &run.points {
+            let (Some(r), Some(driver)) = (p.resources, p.occupancy) else {
+                continue;
+            };
+            // The GEMM rungs' blocks (sgemm.cu's launch shapes); the sweep records its own.
+            let block = match (block_of, p.config.as_str()) {
+                (Some(()), _) => p.block.unwrap(),
+                (None, "naive") => 256,
+                (None, "tiled") => 1024,
+                (None, "regblock") => 256,
+                (None, "tensor") => 128,
+                (None, other) => panic!("unexpected rung {other}"),
+            };
+            let ours = theoretical_occupancy(
+                &arch,
+                LaunchConfig {
+                    block_size: block,
+                    registers_per_thread: r.registers.unwrap(),
+                    shared_bytes: r.static_shared_bytes.unwrap(),
+                },
+            )
+            .unwrap();
+            assert_eq!(
+                (ours.blocks_per_sm, ours.warps_per_sm),
+                (driver.blocks_per_sm, driver.warps_per_sm),
+                "{file} {} {} block {block}",
+                p.config,
+                p.size
+            );
+            compared += 1;
+        }
+    }
+    // 12 GEMM rungs (4 kernels x 3 sizes) and 6 block sizes.
+    assert_eq!(compared, 18);
+}

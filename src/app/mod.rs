@@ -4,10 +4,14 @@
 
 mod file_browser;
 mod live;
+mod live_child;
+mod live_results;
+mod live_source;
 mod loader;
 
 pub use file_browser::{BrowserMode, BrowserOutcome, FileBrowser, system_dialog_available};
-pub use live::{LiveLab, live_results_ui};
+pub use live::LiveLab;
+pub use live_results::live_results_ui;
 pub use loader::ImportFn;
 
 use std::path::{Path, PathBuf};
@@ -217,6 +221,13 @@ impl WarpscopeApp {
     /// Opens several files; when two or more were asked for together, comparing them is
     /// offered once they have loaded.
     pub fn open_all(&mut self, files: Vec<PathBuf>, ctx: &egui::Context) {
+        // A CUDA source goes to the Live lab, as your own kernel; anything else opens as a profile.
+        let (sources, files): (Vec<PathBuf>, Vec<PathBuf>) = files
+            .into_iter()
+            .partition(|p| p.extension().is_some_and(|e| e == "cu" || e == "cuh"));
+        if let Some(source) = sources.last() {
+            self.live.open_source(source);
+        }
         if files.len() >= 2 {
             self.group = Some(Group {
                 waiting: files.clone(),

@@ -6,7 +6,10 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use serde::Serialize;
 use warpscope_core::time::format_duration_ns;
-use warpscope_live::{CATALOG, Check, DeviceFacts, LiveRun, Peaks, format_size};
+use warpscope_live::{
+    CATALOG, Check, DeviceFacts, LiveRun, Occupancy, Peaks, PointResult, Resources, RooflinePoint,
+    UserInfo, format_size,
+};
 
 use super::csv_field;
 use crate::cli::OutputFormat;
@@ -122,6 +125,7 @@ struct RunJson<'a> {
     rate_unit: &'static str,
     all_checks_ok: bool,
     warnings: &'a [String],
+    user: Option<&'a UserInfo>,
     points: Vec<PointJson<'a>>,
 }
 
@@ -142,12 +146,23 @@ struct PointJson<'a> {
     flops: f64,
     bytes: f64,
     check: Option<&'a Check>,
+    /// Threads per block of a `--blocks` sweep.
+    block: Option<u32>,
+    resources: Option<&'a Resources>,
+    occupancy: Option<&'a Occupancy>,
+    /// CUDA-event median with CUPTI paused (`--cupti-cost`).
+    cupti_off_median_ns: Option<i64>,
+    /// (with CUPTI − without) / without, event medians.
+    cupti_cost: Option<f64>,
+    roofline: Option<RooflinePoint>,
+    error: Option<&'a str>,
     event_ns: &'a [i64],
     cupti_ns: &'a [i64],
+    cupti_off_ns: &'a [i64],
 }
 
-/// A live run's results.
-pub fn live_run(run: &LiveRun, format: OutputFormat) -> Result<String> {
+/// A live run's results; `roofline` adds the roofline table to the text output.
+pub fn live_run(run: &LiveRun, format: OutputFormat, roofline: bool) -> Result<String> {
     let points: Vec<PointJson<'_>> = run
         .points
         .iter()
@@ -168,8 +183,16 @@ pub fn live_run(run: &LiveRun, format: OutputFormat) -> Result<String> {
                 flops: p.work.flops,
                 bytes: p.work.bytes,
                 check: p.check.as_ref(),
+                block: p.block,
+                resources: p.resources.as_ref(),
+                occupancy: p.occupancy.as_ref(),
+                cupti_off_median_ns: warpscope_live::median_ns(&p.cupti_off_ns),
+                cupti_cost: p.cupti_cost(),
+                roofline: run.roofline(p),
+                error: p.error.as_deref(),
                 event_ns: &p.event_ns,
                 cupti_ns: &p.cupti_ns,
+                cupti_off_ns: &p.cupti_off_ns,
             }
         })
         .collect();
@@ -184,13 +207,149 @@ pub fn live_run(run: &LiveRun, format: OutputFormat) -> Result<String> {
         rate_unit: run.rate_unit(),
         all_checks_ok: run.all_checks_ok(),
         warnings: &run.warnings,
+        user: run.user.as_ref(),
         points,
     };
     Ok(match format {
         OutputFormat::Json => serde_json::to_string_pretty(&json)? + "\n",
         OutputFormat::Csv => live_csv(&json),
-        OutputFormat::Table => live_table(run, &json),
+        OutputFormat::Table => {
+            let mut out = live_table(run, &json);
+            launch_table(&mut out, run);
+            if roofline {
+                roofline_table(&mut out, run);
+            }
+            out
+        }
     })
+}
+
+/// A point's name in the extra tables: configuration, size, block.
+fn point_name(run: &LiveRun, p: &PointResult) -> (String, String) {
+    let mut config = p.config.clone();
+    if let Some(b) = p.block {
+        config = format!("{config} b{b}");
+    }
+    (config, format_size(p.size, run.size_unit))
+}
+
+/// Launch resources and occupancy (and CUPTI's cost), for runs that recorded them.
+fn launch_table(out: &mut String, run: &LiveRun) {
+    let any_cost = run.points.iter().any(|p| !p.cupti_off_ns.is_empty());
+    if !run
+        .points
+        .iter()
+        .any(|p| p.occupancy.is_some() || p.resources.is_some() || any_cost)
+    {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nLaunch: registers per thread, static shared memory per block, local memory per \
+         thread, theoretical occupancy (driver occupancy API){}",
+        if any_cost {
+            "; CUPTI cost = event median with CUPTI over event median with CUPTI paused"
+        } else {
+            ""
+        }
+    );
+    let _ = write!(
+        out,
+        "{:<20} {:>9} {:>6} {:>8} {:>7} {:>14} {:>12}",
+        "config", "size", "regs", "shared", "local", "occupancy", "event med"
+    );
+    if any_cost {
+        let _ = write!(out, " {:>12} {:>10}", "CUPTI off", "CUPTI cost");
+    }
+    let _ = writeln!(out);
+    for p in &run.points {
+        let (config, size) = point_name(run, p);
+        let r = p.resources.unwrap_or_default();
+        let opt = |v: Option<u64>| v.map_or_else(|| "-".into(), |v| v.to_string());
+        let occ = p.occupancy.map_or_else(
+            || "-".into(),
+            |o| format!("{:.0}% ({} blk)", 100.0 * o.fraction, o.blocks_per_sm),
+        );
+        let _ = write!(
+            out,
+            "{:<20} {:>9} {:>6} {:>8} {:>7} {:>14} {:>12}",
+            config,
+            size,
+            opt(r.registers.map(u64::from)),
+            opt(r.static_shared_bytes),
+            opt(r.local_bytes),
+            occ,
+            opt_ns(p.median_event_ns()),
+        );
+        if any_cost {
+            let _ = write!(
+                out,
+                " {:>12} {:>10}",
+                opt_ns(warpscope_live::median_ns(&p.cupti_off_ns)),
+                p.cupti_cost()
+                    .map_or_else(|| "-".into(), |c| format!("{:+.1}%", 100.0 * c))
+            );
+        }
+        let _ = writeln!(out);
+    }
+}
+
+/// The roofline: each point's arithmetic intensity, rate, roof and share of it.
+fn roofline_table(out: &mut String, run: &LiveRun) {
+    let (Some(bw), sgemm) = (run.peaks.d2d_bytes_per_s, run.peaks.sgemm_flops_per_s) else {
+        let _ = writeln!(
+            out,
+            "\nRoofline: no ceilings were measured (run without --no-peaks)"
+        );
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "\nRoofline (ceilings measured in this run): DRAM {:.0} GB/s (device-to-device copy); \
+         FP32 {}, TF32 {}, FP16 {} GFLOP/s (cuBLAS). Roof = min(intensity x DRAM, compute).",
+        bw * 1e-9,
+        gf(sgemm),
+        gf(run.peaks.tf32_flops_per_s),
+        gf(run.peaks.fp16_flops_per_s),
+    );
+    let _ = writeln!(
+        out,
+        "{:<20} {:>9} {:>10} {:>8} {:>11} {:>11} {:>7}  bound",
+        "config", "size", "FLOP/byte", "math", "GFLOP/s", "roof", "% roof"
+    );
+    let mut placed = 0;
+    for p in &run.points {
+        let Some(r) = run.roofline(p) else { continue };
+        placed += 1;
+        let (config, size) = point_name(run, p);
+        let _ = writeln!(
+            out,
+            "{:<20} {:>9} {:>10.3} {:>8} {:>11.1} {:>11.1} {:>6.1}%  {}",
+            config,
+            size,
+            r.intensity,
+            r.math.as_str(),
+            r.flops_per_s * 1e-9,
+            r.roof_flops_per_s * 1e-9,
+            r.percent_of_roof,
+            match r.bound {
+                warpscope_live::Bound::Memory => "memory",
+                warpscope_live::Bound::Compute => "compute",
+            }
+        );
+    }
+    if placed < run.points.len() {
+        let _ = writeln!(
+            out,
+            "({} point(s) have no place on a FLOP roofline: no FLOPs (copies), the CPU, \
+             host-device transfers, or failed)",
+            run.points.len() - placed
+        );
+    }
+}
+
+fn gf(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".into(), |v| format!("{:.0}", v * 1e-9))
 }
 
 fn opt_ns(v: Option<i64>) -> String {
@@ -232,6 +391,18 @@ fn live_csv(run: &RunJson<'_>) -> String {
 fn live_table(run: &LiveRun, json: &RunJson<'_>) -> String {
     let mut out = String::new();
     let d = &run.device;
+    if let Some(u) = &run.user {
+        let _ = writeln!(out, "Your kernel {} from {} ({})", u.kernel, u.file, u.args);
+        if let Some(r) = &u.check_against {
+            let _ = writeln!(
+                out,
+                "Checked against {r}: every buffer after one launch of each on the same inputs"
+            );
+        }
+        if !u.compile_log.is_empty() {
+            let _ = writeln!(out, "NVRTC log:\n{}", u.compile_log);
+        }
+    }
     let _ = writeln!(
         out,
         "{} on {} ({} SMs, compute capability {}.{}, driver CUDA {})",
@@ -262,6 +433,12 @@ fn live_table(run: &LiveRun, json: &RunJson<'_>) -> String {
     if let Some(f) = run.peaks.sgemm_flops_per_s {
         peaks.push(format!("cuBLAS SGEMM {:.0} GFLOP/s", f * 1e-9));
     }
+    if let Some(f) = run.peaks.tf32_flops_per_s {
+        peaks.push(format!("cuBLAS TF32 {:.0} GFLOP/s", f * 1e-9));
+    }
+    if let Some(f) = run.peaks.fp16_flops_per_s {
+        peaks.push(format!("cuBLAS FP16 {:.0} GFLOP/s", f * 1e-9));
+    }
     if !peaks.is_empty() {
         let _ = writeln!(out, "Measured peaks: {}", peaks.join("; "));
     }
@@ -276,7 +453,8 @@ fn live_table(run: &LiveRun, json: &RunJson<'_>) -> String {
         let _ = writeln!(
             out,
             "{:<14} {:>9} {:>6} {:>12} {:>12} {:>8} {:>11} {:>7}  {}",
-            p.config,
+            p.block
+                .map_or_else(|| p.config.to_string(), |b| format!("{} b{b}", p.config)),
             p.size_text,
             format!("{}/{}", p.timed, p.planned),
             opt_ns(p.event_median_ns),
@@ -286,7 +464,11 @@ fn live_table(run: &LiveRun, json: &RunJson<'_>) -> String {
             p.rate.map_or_else(|| "-".into(), |r| format!("{r:.1}")),
             p.percent_of_peak
                 .map_or_else(|| "-".into(), |v| format!("{v:.1}%")),
-            p.check.map_or_else(|| "-".into(), |c| c.text())
+            match (p.error, p.check) {
+                (Some(e), _) => format!("FAILED: {e}"),
+                (None, Some(c)) => c.text(),
+                (None, None) => "-".into(),
+            }
         );
     }
     for w in &run.warnings {
@@ -295,7 +477,7 @@ fn live_table(run: &LiveRun, json: &RunJson<'_>) -> String {
     if run
         .points
         .iter()
-        .any(|p| p.event_ns.len() < p.planned as usize)
+        .any(|p| p.error.is_none() && p.event_ns.len() < p.planned as usize)
     {
         let _ = writeln!(
             out,
@@ -304,4 +486,67 @@ fn live_table(run: &LiveRun, json: &RunJson<'_>) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn sample(name: &str) -> LiveRun {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("sample_profiles")
+            .join(name);
+        let profile = warpscope_core::import_file(&path, &warpscope_core::Progress::new()).unwrap();
+        LiveRun::from_profile(&profile).unwrap()
+    }
+
+    #[test]
+    fn a_block_sweep_table_names_each_block_with_its_occupancy() {
+        let run = sample("live_saxpy_blocks_h200.json.gz");
+        let text = live_run(&run, OutputFormat::Table, false).unwrap();
+        assert!(text.starts_with("Your kernel saxpy from "), "{text}");
+        assert!(text.contains("saxpy b32           100M    5/5"), "{text}");
+        assert!(
+            text.contains("saxpy b32                 100M     10        0       0   50% (32 blk)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("saxpy b1024               100M     10        0       0   100% (2 blk)"),
+            "{text}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&live_run(&run, OutputFormat::Json, false).unwrap()).unwrap();
+        assert_eq!(json["user"]["kernel"], "saxpy");
+        assert_eq!(json["points"][0]["block"], 32);
+        assert_eq!(json["points"][0]["occupancy"]["blocks_per_sm"], 32);
+        assert_eq!(json["points"][0]["resources"]["registers"], 10);
+    }
+
+    #[test]
+    fn the_roofline_table_holds_each_rung_to_its_ceiling() {
+        let run = sample("live_sgemm_ladder_h200.json.gz");
+        let text = live_run(&run, OutputFormat::Table, true).unwrap();
+        let line = |prefix: &str| {
+            text.lines()
+                .rfind(|l| l.starts_with(prefix))
+                .unwrap_or_else(|| panic!("{prefix} missing:\n{text}"))
+                .to_string()
+        };
+        assert!(
+            text.contains("Roofline (ceilings measured in this run): DRAM 4214 GB/s"),
+            "{text}"
+        );
+        // The last "tensor 4096" line is the roofline's: FP16 ceiling, compute-bound.
+        let tensor = line("tensor                    4096");
+        assert!(tensor.contains("1024.000  FP16 TC"), "{tensor}");
+        assert!(tensor.ends_with("56.1%  compute"), "{tensor}");
+        let regblock = line("regblock                  4096");
+        assert!(regblock.contains("682.667     FP32"), "{regblock}");
+        assert!(regblock.ends_with("83.6%  compute"), "{regblock}");
+        let json: serde_json::Value =
+            serde_json::from_str(&live_run(&run, OutputFormat::Json, false).unwrap()).unwrap();
+        let points = json["points"].as_array().unwrap();
+        assert!(points.iter().all(|p| p["roofline"]["bound"] == "compute"));
+    }
 }

@@ -833,7 +833,9 @@ fn every_shipped_sample_profile_round_trips() {
     for path in files {
         let orig = common::load(&path);
         let what = path.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(orig.event_count() > 1000, "{what}");
+        // Live-lab runs are small (a block sweep of one kernel is a few hundred events).
+        let least = if what.starts_with("live_") { 100 } else { 1000 };
+        assert!(orig.event_count() > least, "{what}: {}", orig.event_count());
         let back = round_trip(&orig, &format!("{what}.json.gz"));
         assert_round_trip(&orig, &back, &what);
         // The tool that made the file survives (Kineto, or warpscope's own live lab).

@@ -22,6 +22,8 @@ pub enum KernelId {
     Transfer,
     /// Direct 2-D convolution forward (a CNN's first layer).
     Conv2d,
+    /// A kernel of the user's own `.cu` file (`warpscope live --source`).
+    User,
 }
 
 /// What a size counts.
@@ -36,6 +38,8 @@ pub enum SizeUnit {
     Images,
     /// Bytes.
     Bytes,
+    /// The problem size N of a user kernel.
+    N,
 }
 
 impl SizeUnit {
@@ -46,6 +50,7 @@ impl SizeUnit {
             Self::MatrixSide => "m = n = k",
             Self::Images => "images",
             Self::Bytes => "bytes",
+            Self::N => "N",
         }
     }
 }
@@ -99,6 +104,30 @@ impl Memory {
     }
 }
 
+/// Which arithmetic a configuration's FLOPs run on: the compute ceiling of its roofline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Math {
+    /// Plain FP32 (CUDA cores): the cuBLAS SGEMM ceiling.
+    #[default]
+    Fp32,
+    /// TF32 on Tensor Cores: the cuBLAS TF32 GEMM ceiling.
+    Tf32,
+    /// FP16 inputs, FP32 accumulation on Tensor Cores: the cuBLAS FP16 GEMM ceiling.
+    Fp16,
+}
+
+impl Math {
+    /// Word used in tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fp32 => "FP32",
+            Self::Tf32 => "TF32 TC",
+            Self::Fp16 => "FP16 TC",
+        }
+    }
+}
+
 /// One launch configuration of a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConfigSpec {
@@ -110,6 +139,29 @@ pub struct ConfigSpec {
     pub target: Target,
     /// Memory kind.
     pub memory: Memory,
+    /// Threads per block of a 1-D launch whose block size can be chosen freely (`--blocks`
+    /// sweeps it); `None` where the kernel's indexing fixes the block.
+    pub block: Option<u32>,
+    /// The arithmetic its FLOPs run on.
+    pub math: Math,
+    /// Sizes must be a multiple of this (tiles without edge handling).
+    pub size_multiple: u64,
+}
+
+impl ConfigSpec {
+    /// The same configuration with a block size `--blocks` may change.
+    const fn sweepable(mut self, threads: u32) -> Self {
+        self.block = Some(threads);
+        self
+    }
+
+    /// The same configuration running its FLOPs on `math`, for sizes that are multiples of
+    /// `multiple`.
+    const fn on(mut self, math: Math, multiple: u64) -> Self {
+        self.math = math;
+        self.size_multiple = multiple;
+        self
+    }
 }
 
 /// A bundled kernel.
@@ -153,8 +205,26 @@ const fn gpu(name: &'static str, summary: &'static str, memory: Memory) -> Confi
         summary,
         target: Target::Gpu,
         memory,
+        block: None,
+        math: Math::Fp32,
+        size_multiple: 1,
     }
 }
+
+/// The entry a user kernel runs under (`warpscope live --source`): not in [`CATALOG`]; the
+/// kernel itself travels in the plan.
+pub static USER_KERNEL: KernelSpec = KernelSpec {
+    id: KernelId::User,
+    name: "user",
+    summary: "a kernel of your own .cu file",
+    source: None,
+    source_file: None,
+    size_unit: SizeUnit::N,
+    default_sizes: crate::user::DEFAULT_SIZES,
+    max_size: crate::user::MAX_N,
+    configs: &[gpu("user", "your launch shape", Memory::Device).sweepable(256)],
+    metric: Metric::Bandwidth,
+};
 
 const M: u64 = 1_000_000;
 
@@ -185,7 +255,8 @@ pub static CATALOG: &[KernelSpec] = &[
                 "grid-device",
                 "<<<n/256, 256>>>, cuMemAlloc + copies",
                 Memory::Device,
-            ),
+            )
+            .sweepable(256),
             gpu("1x1-unified", "<<<1, 1>>>, managed memory", Memory::Unified),
             gpu(
                 "1x256-unified",
@@ -196,12 +267,16 @@ pub static CATALOG: &[KernelSpec] = &[
                 "grid-unified",
                 "<<<n/256, 256>>>, managed memory",
                 Memory::Unified,
-            ),
+            )
+            .sweepable(256),
             ConfigSpec {
                 name: "cpu",
                 summary: "one CPU thread, the same loop",
                 target: Target::Cpu,
                 memory: Memory::Host,
+                block: None,
+                math: Math::Fp32,
+                size_multiple: 1,
             },
         ],
         metric: Metric::Bandwidth,
@@ -215,7 +290,7 @@ pub static CATALOG: &[KernelSpec] = &[
         size_unit: SizeUnit::Floats,
         default_sizes: &[M, 10 * M, 100 * M],
         max_size: 2_000 * M,
-        configs: &[gpu("grid", "<<<n/256, 256>>>", Memory::Device)],
+        configs: &[gpu("grid", "<<<n/256, 256>>>", Memory::Device).sweepable(256)],
         metric: Metric::Bandwidth,
     },
     KernelSpec {
@@ -233,12 +308,14 @@ pub static CATALOG: &[KernelSpec] = &[
                 "scalar",
                 "one float per thread and step, full grid",
                 Memory::Device,
-            ),
+            )
+            .sweepable(256),
             gpu(
                 "vec4",
                 "float4 loads, 4 in flight, grid-stride, 8 blocks of 256 per SM",
                 Memory::Device,
-            ),
+            )
+            .sweepable(256),
             gpu(
                 "memcpy",
                 "cuMemcpyDtoDAsync (the yardstick)",
@@ -250,8 +327,9 @@ pub static CATALOG: &[KernelSpec] = &[
     KernelSpec {
         id: KernelId::Sgemm,
         name: "sgemm",
-        summary: "C = A * B, square float matrices: naive, 32x32 shared-memory tiles, and cuBLAS \
-                  (FP32, no tensor cores) as the yardstick",
+        summary: "C = A * B, square matrices, the GEMM ladder: naive, 32x32 shared-memory tiles, \
+                  register-blocked 128x128 tiles, Tensor Cores (FP16 in, FP32 accumulate), and \
+                  cuBLAS in FP32, TF32 and FP16 as the yardsticks",
         source: Some(include_str!("../../../assets/kernels/sgemm.cu")),
         source_file: Some("sgemm.cu"),
         size_unit: SizeUnit::MatrixSide,
@@ -264,7 +342,34 @@ pub static CATALOG: &[KernelSpec] = &[
                 Memory::Device,
             ),
             gpu("tiled", "32x32 tiles through shared memory", Memory::Device),
+            gpu(
+                "regblock",
+                "128x128 block tiles, 8x8 per thread in registers, float4 loads, double-buffered \
+                 shared memory (sizes: multiples of 128)",
+                Memory::Device,
+            )
+            .on(Math::Fp32, 128),
+            gpu(
+                "tensor",
+                "Tensor Cores via mma.sync m16n8k16: FP16 A and B, FP32 accumulate, 128x128 \
+                 tiles, 4 warps of 64x64, 3-stage cp.async pipeline, swizzled shared memory \
+                 (sizes: multiples of 128)",
+                Memory::Device,
+            )
+            .on(Math::Fp16, 128),
             gpu("cublas", "cublasSgemm, default (FP32) math", Memory::Device),
+            gpu(
+                "cublas-tf32",
+                "cublasGemmEx, FP32 data, TF32 tensor-op math",
+                Memory::Device,
+            )
+            .on(Math::Tf32, 1),
+            gpu(
+                "cublas-fp16",
+                "cublasGemmEx, FP16 A and B, FP32 accumulate, tensor-op math",
+                Memory::Device,
+            )
+            .on(Math::Fp16, 1),
         ],
         metric: Metric::Flops,
     },
@@ -281,7 +386,8 @@ pub static CATALOG: &[KernelSpec] = &[
             "grid",
             "8 blocks of 256 per SM, grid-stride",
             Memory::Device,
-        )],
+        )
+        .sweepable(256)],
         metric: Metric::Bandwidth,
     },
     KernelSpec {
@@ -327,11 +433,7 @@ pub static CATALOG: &[KernelSpec] = &[
         size_unit: SizeUnit::Images,
         default_sizes: &[100, 1_000, 10_000],
         max_size: 50_000,
-        configs: &[gpu(
-            "direct",
-            "one thread per output element",
-            Memory::Device,
-        )],
+        configs: &[gpu("direct", "one thread per output element", Memory::Device).sweepable(256)],
         metric: Metric::Flops,
     },
 ];
@@ -359,6 +461,17 @@ impl KernelSpec {
             .join(", ")
     }
 
+    /// The work one run of `config` does at `size`: as [`KernelSpec::work`], with A and B read
+    /// as 2-byte halves where the configuration takes FP16 inputs.
+    pub fn config_work(&self, config: &ConfigSpec, size: u64) -> Work {
+        let mut w = self.work(size);
+        if self.id == KernelId::Sgemm && config.math == Math::Fp16 {
+            let n = size as f64;
+            w.bytes = (2.0 + 2.0 + 4.0) * n * n;
+        }
+        w
+    }
+
     /// The work one run does at `size`.
     pub fn work(&self, size: u64) -> Work {
         let n = size as f64;
@@ -369,7 +482,7 @@ impl KernelSpec {
             KernelId::Copy => (0.0, 2.0 * f * n),
             KernelId::Sgemm => (2.0 * n * n * n, 3.0 * f * n * n),
             KernelId::Reduce => (n, f * n),
-            KernelId::Transfer => (0.0, n),
+            KernelId::Transfer | KernelId::User => (0.0, n),
             KernelId::Conv2d => {
                 // Nominal FLOPs, every tap counted (zero padding included), as convolution
                 // rates are usually quoted: at 32x32 with padding 2 about 7% more than the
@@ -399,9 +512,10 @@ impl KernelSpec {
             // saxpy keeps a pristine y beside x and y.
             KernelId::VectorAdd | KernelId::Saxpy => 12 * size,
             KernelId::Copy => 8 * size,
-            KernelId::Sgemm => 12 * size * size,
+            // A, B and C, and A and B again as halves for the FP16 configurations.
+            KernelId::Sgemm => 16 * size * size,
             KernelId::Reduce => 4 * size + 4,
-            KernelId::Transfer => size,
+            KernelId::Transfer | KernelId::User => size,
             KernelId::Conv2d => self.work(size).bytes as u64,
         }
     }

@@ -122,6 +122,23 @@ impl Collector {
         (unsafe { sys::cuptiGetTimestamp(&raw mut t) } == CUptiResult::CUPTI_SUCCESS).then_some(t)
     }
 
+    /// Pauses collection (the activity kinds are disabled) until [`Collector::resume`], so
+    /// launches can be timed without CUPTI's instrumentation.
+    pub(crate) fn pause() {
+        for kind in KINDS {
+            // SAFETY: plain call with an enum value.
+            let _ = unsafe { sys::cuptiActivityDisable(kind) };
+        }
+    }
+
+    /// Resumes collection after [`Collector::pause`].
+    pub(crate) fn resume() {
+        for kind in KINDS {
+            // SAFETY: plain call with an enum value.
+            let _ = unsafe { sys::cuptiActivityEnable(kind) };
+        }
+    }
+
     /// Tags the CUDA calls made until [`Collector::pop`] with `id`.
     pub(crate) fn push(id: u64) {
         // SAFETY: plain call; pushes onto this thread's stack of external ids.

@@ -64,7 +64,27 @@ pub enum LiveError {
     Cancelled,
 }
 
+/// Driver errors after which the context is unusable until it is destroyed: a kernel faulted.
+const STICKY: [&str; 10] = [
+    "CUDA_ERROR_ILLEGAL_ADDRESS",
+    "CUDA_ERROR_LAUNCH_FAILED",
+    "CUDA_ERROR_MISALIGNED_ADDRESS",
+    "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+    "CUDA_ERROR_INVALID_PC",
+    "CUDA_ERROR_HARDWARE_STACK_ERROR",
+    "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+    "CUDA_ERROR_ASSERT",
+    "CUDA_ERROR_LAUNCH_TIMEOUT",
+    "CUDA_ERROR_TENSOR_MEMORY_LEAK",
+];
+
 impl LiveError {
+    /// True for a fault that leaves the CUDA context unusable (an out-of-bounds access, a trap,
+    /// a failed `assert`): nothing more can run in it.
+    pub fn is_sticky(&self) -> bool {
+        matches!(self, Self::Driver { message, .. } if STICKY.iter().any(|s| message.starts_with(s)))
+    }
+
     pub(crate) fn driver(call: impl Into<String>, err: cudarc::driver::DriverError) -> Self {
         let name = err
             .error_name()

@@ -17,6 +17,30 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::LiveError;
 
+/// What a compiled function uses, from its attributes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Resources {
+    /// Registers per thread.
+    pub registers: Option<u32>,
+    /// Static shared memory per block, in bytes.
+    pub static_shared_bytes: Option<u64>,
+    /// Local memory per thread (spills, arrays the compiler could not keep in registers), bytes.
+    pub local_bytes: Option<u64>,
+    /// The most threads per block a launch can have with these resources.
+    pub max_threads_per_block: Option<u32>,
+}
+
+/// Theoretical occupancy of a launch configuration, from the driver's occupancy API.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Occupancy {
+    /// Blocks that fit on one SM at once.
+    pub blocks_per_sm: u32,
+    /// Their warps.
+    pub warps_per_sm: u32,
+    /// Warps over the SM's warp slots, 0 to 1.
+    pub fraction: f64,
+}
+
 /// What the live lab knows about the GPU it runs on.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceFacts {
@@ -74,6 +98,19 @@ fn library_dirs() -> Vec<std::path::PathBuf> {
             }
         }
     }
+    dirs
+}
+
+/// Folders with CUDA's headers, where present.
+fn cuda_include_dirs() -> Vec<std::path::PathBuf> {
+    let mut dirs: Vec<std::path::PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(|h| std::path::PathBuf::from(h).join("include"))
+        .collect();
+    dirs.push("/usr/local/cuda/include".into());
+    dirs.retain(|d| d.join("cuda_fp16.h").is_file());
+    dirs.dedup();
     dirs
 }
 
@@ -244,6 +281,8 @@ pub(crate) struct Gpu {
     modules: Vec<CUmodule>,
     /// Size of the L2 cache in bytes.
     pub(crate) l2_bytes: u64,
+    /// Resident threads one SM can hold.
+    pub(crate) max_threads_per_sm: u32,
 }
 
 impl Gpu {
@@ -278,6 +317,15 @@ impl Gpu {
                 dev,
             )
         };
+        let mut per_sm = 0i32;
+        // SAFETY: `dev` is valid; writes one int.
+        let _ = unsafe {
+            sys::cuDeviceGetAttribute(
+                &raw mut per_sm,
+                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+                dev,
+            )
+        };
         Ok(Self {
             dev,
             ctx,
@@ -285,6 +333,7 @@ impl Gpu {
             facts,
             modules: Vec::new(),
             l2_bytes: u64::try_from(l2).unwrap_or(0),
+            max_threads_per_sm: u32::try_from(per_sm).unwrap_or(0),
         })
     }
 
@@ -317,39 +366,35 @@ impl Gpu {
 
     /// Compiles `source` with NVRTC for this device and loads it.
     pub(crate) fn compile(&mut self, source: &str, file: &str) -> Result<CUmodule, LiveError> {
+        self.compile_with(source, file, &[], &[]).map(|(m, _, _)| m)
+    }
+
+    /// Compiles `source` (named `file` in the log) with extra NVRTC `options`, loads it, and
+    /// returns the module, the symbol of each of `names` (`None` where NVRTC found none) and the
+    /// compiler's log.
+    pub(crate) fn compile_with(
+        &mut self,
+        source: &str,
+        file: &str,
+        options: &[String],
+        names: &[&str],
+    ) -> Result<(CUmodule, Vec<Option<String>>, String), LiveError> {
         if !nvrtc_present() {
             return Err(LiveError::NoNvrtc);
         }
         let (major, minor) = self.facts.compute_capability;
         let arch = format!("compute_{major}{minor}");
-        let opts = cudarc::nvrtc::CompileOptions {
-            options: vec![format!("--gpu-architecture={arch}")],
-            name: Some(file.to_string()),
-            ..Default::default()
-        };
-        let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| {
-            let log = match &e {
-                cudarc::nvrtc::CompileError::CompileError { log, .. } => {
-                    log.to_string_lossy().into_owned()
-                }
-                other => format!("{other:?}"),
-            };
-            LiveError::Compile {
-                file: file.to_string(),
-                arch: arch.clone(),
-                log,
-            }
-        })?;
-        let image = CString::new(ptx.to_src()).map_err(|_| LiveError::Compile {
-            file: file.to_string(),
-            arch: arch.clone(),
-            log: "NVRTC returned PTX with a NUL byte".into(),
-        })?;
-        // SAFETY: `image` is NUL-terminated PTX text that outlives the call.
-        let module = unsafe { result::module::load_data(image.as_ptr().cast()) }
+        let mut opts = options.to_vec();
+        // CUDA's own headers (cuda_fp16.h, mma.h) for sources that include them.
+        for dir in cuda_include_dirs() {
+            opts.push(format!("-I{}", dir.display()));
+        }
+        let compiled = crate::nvrtc::compile(source, file, &arch, &opts, names)?;
+        // SAFETY: `ptx` is NUL-terminated PTX text that outlives the call.
+        let module = unsafe { result::module::load_data(compiled.ptx.as_ptr().cast()) }
             .map_err(|e| LiveError::driver(format!("cuModuleLoadData({file})"), e))?;
         self.modules.push(module);
-        Ok(module)
+        Ok((module, compiled.lowered, compiled.log))
     }
 
     /// The function `name` of a loaded module.
@@ -362,7 +407,14 @@ impl Gpu {
 
     /// Registers per thread and static shared memory of a function.
     pub(crate) fn function_resources(&self, f: CUfunction) -> (Option<u32>, Option<u64>) {
-        let get = |a: sys::CUfunction_attribute| {
+        let r = self.resources(f);
+        (r.registers, r.static_shared_bytes)
+    }
+
+    /// What a function uses per thread and block, from its attributes.
+    pub(crate) fn resources(&self, f: CUfunction) -> Resources {
+        use sys::CUfunction_attribute as A;
+        let get = |a: A| {
             let mut v = 0i32;
             // SAFETY: `f` is a loaded function; writes one int.
             unsafe { sys::cuFuncGetAttribute(&raw mut v, a, f) }
@@ -370,10 +422,34 @@ impl Gpu {
                 .ok()
                 .and_then(|()| u32::try_from(v).ok())
         };
-        (
-            get(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS),
-            get(sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).map(u64::from),
-        )
+        Resources {
+            registers: get(A::CU_FUNC_ATTRIBUTE_NUM_REGS),
+            static_shared_bytes: get(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).map(u64::from),
+            local_bytes: get(A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES).map(u64::from),
+            max_threads_per_block: get(A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+        }
+    }
+
+    /// Theoretical occupancy of `f` launched with `threads` per block: the driver's count of
+    /// blocks that fit on one SM (registers, shared memory, block and warp limits), times the
+    /// block's warps, over the SM's warp slots.
+    pub(crate) fn occupancy(&self, f: CUfunction, threads: u32) -> Option<Occupancy> {
+        let mut blocks = 0i32;
+        let threads_i = i32::try_from(threads).ok()?;
+        // SAFETY: `f` is a loaded function of the current context; writes one int.
+        unsafe {
+            sys::cuOccupancyMaxActiveBlocksPerMultiprocessor(&raw mut blocks, f, threads_i, 0)
+        }
+        .result()
+        .ok()?;
+        let blocks = u32::try_from(blocks).ok()?;
+        let warps = blocks * threads.div_ceil(32);
+        let slots = self.max_threads_per_sm / 32;
+        (slots > 0).then(|| Occupancy {
+            blocks_per_sm: blocks,
+            warps_per_sm: warps,
+            fraction: f64::from(warps) / f64::from(slots),
+        })
     }
 
     /// Launches `f` on the lab's stream.
@@ -694,77 +770,4 @@ impl Drop for PinnedBuffer {
 /// A size in MB for messages.
 pub(crate) fn mb(bytes: u64) -> String {
     format!("{:.0} MB", bytes as f64 / 1e6)
-}
-
-/// The cuBLAS handle for the SGEMM yardstick.
-pub(crate) struct Blas(cudarc::cublas::sys::cublasHandle_t);
-
-impl Blas {
-    /// Creates a handle bound to the lab's stream, or says why not.
-    pub(crate) fn new(gpu: &Gpu) -> Result<Self, String> {
-        if !cublas_present() {
-            return Err("cuBLAS (libcublas.so) not found".into());
-        }
-        let mut handle = std::ptr::null_mut();
-        // SAFETY: writes one handle; destroyed in Drop.
-        let status = unsafe { cudarc::cublas::sys::cublasCreate_v2(&raw mut handle) };
-        if status != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            return Err(format!("cublasCreate failed: {status:?}"));
-        }
-        let blas = Self(handle);
-        // SAFETY: both handles are live; cuBLAS's stream type is the driver's CUstream.
-        let status =
-            unsafe { cudarc::cublas::sys::cublasSetStream_v2(handle, gpu.raw_stream().cast()) };
-        if status != cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            return Err(format!("cublasSetStream failed: {status:?}"));
-        }
-        Ok(blas)
-    }
-
-    /// Row-major `C = A * B` for `n x n` matrices (column-major cuBLAS computes Cᵀ = Bᵀ Aᵀ).
-    pub(crate) fn sgemm(
-        &self,
-        a: CUdeviceptr,
-        b: CUdeviceptr,
-        c: CUdeviceptr,
-        n: i32,
-    ) -> Result<(), LiveError> {
-        use cudarc::cublas::sys::{cublasOperation_t, cublasSgemm_v2, cublasStatus_t};
-        let (alpha, beta) = (1.0f32, 0.0f32);
-        // SAFETY: a, b and c are live device allocations of n*n floats; alpha and beta are
-        // host scalars alive during the call (default host pointer mode).
-        let status = unsafe {
-            cublasSgemm_v2(
-                self.0,
-                cublasOperation_t::CUBLAS_OP_N,
-                cublasOperation_t::CUBLAS_OP_N,
-                n,
-                n,
-                n,
-                &raw const alpha,
-                b as *const f32,
-                n,
-                a as *const f32,
-                n,
-                &raw const beta,
-                c as *mut f32,
-                n,
-            )
-        };
-        if status == cublasStatus_t::CUBLAS_STATUS_SUCCESS {
-            Ok(())
-        } else {
-            Err(LiveError::Driver {
-                call: "cublasSgemm".into(),
-                message: format!("{status:?}"),
-            })
-        }
-    }
-}
-
-impl Drop for Blas {
-    fn drop(&mut self) {
-        // SAFETY: created by cublasCreate, destroyed once.
-        let _ = unsafe { cudarc::cublas::sys::cublasDestroy_v2(self.0) };
-    }
 }

@@ -6,25 +6,34 @@
 //! CUDA is loaded at run time: the same binary runs on a machine without a GPU, where
 //! [`probe`] answers with [`LiveError::NoDriver`] and nothing panics.
 
+#[allow(unsafe_code)] // FFI to cuBLAS: every block says why it is sound.
+mod blas;
 mod catalog;
 #[allow(unsafe_code)] // FFI to CUPTI: every block says why it is sound.
 mod cupti;
 mod error;
 #[allow(unsafe_code)] // FFI to the CUDA driver: every block says why it is sound.
 mod gpu;
+#[allow(unsafe_code)] // FFI to NVRTC: every block says why it is sound.
+mod nvrtc;
 mod plan;
 mod profile;
 mod reference;
 mod results;
+mod roofline;
 mod runner;
+pub mod user;
 
 pub use catalog::{
-    CATALOG, ConfigSpec, KernelId, KernelSpec, Memory, Metric, SizeUnit, Target, Work, kernel,
+    CATALOG, ConfigSpec, KernelId, KernelSpec, Math, Memory, Metric, SizeUnit, Target, USER_KERNEL,
+    Work, kernel,
 };
 pub use error::LiveError;
-pub use gpu::{DeviceFacts, probe};
+pub use gpu::{DeviceFacts, Occupancy, Resources, probe};
 pub use plan::{Point, SweepPlan, format_size, parse_sizes};
 pub use profile::{EventSpan, GpuOp, GpuOpKind, HostSpan, Recording, build_profile};
 pub use reference::{Check, relative_error};
 pub use results::{LiveRun, Peaks, PointResult, RESULTS_DETAIL_KEY, median_ns};
+pub use roofline::{Bound, RooflinePoint, roof};
 pub use runner::{LiveOutput, LiveProgress, RunOptions, run_sweep};
+pub use user::{UserInfo, UserKernel, UserRequest, parse_blocks};

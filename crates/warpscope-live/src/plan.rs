@@ -1,8 +1,11 @@
 //! Sweep planning: which (configuration, size) points a run measures, parsed from the user's
 //! `--sizes` and `--configs`, and checked against the kernel's limits before anything launches.
 
-use crate::catalog::{ConfigSpec, KernelSpec, SizeUnit};
+use std::sync::Arc;
+
+use crate::catalog::{ConfigSpec, KernelSpec, SizeUnit, Target, USER_KERNEL};
 use crate::error::LiveError;
+use crate::user::UserKernel;
 
 /// One point of a sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -11,6 +14,8 @@ pub struct Point {
     pub config: &'static ConfigSpec,
     /// Size, in the kernel's [`SizeUnit`].
     pub size: u64,
+    /// Threads per block when a `--blocks` sweep sets it; `None`: the configuration's own.
+    pub block: Option<u32>,
 }
 
 /// A planned sweep: every configuration at every size, configuration by configuration.
@@ -30,6 +35,10 @@ pub struct SweepPlan {
     /// one launch is always timed), so a one-thread launch over 100 M floats does not run for
     /// minutes.
     pub budget_s: f64,
+    /// Block sizes of a launch-configuration sweep (empty: each configuration's own block).
+    pub blocks: Vec<u32>,
+    /// The user's kernel, when [`SweepPlan::kernel`] is [`USER_KERNEL`].
+    pub user: Option<Arc<UserKernel>>,
 }
 
 impl SweepPlan {
@@ -88,6 +97,14 @@ impl SweepPlan {
         if repeat == 0 {
             return Err(LiveError::Plan("--repeat must be at least 1".into()));
         }
+        for c in &configs {
+            if let Some(&s) = sizes.iter().find(|&&s| s % c.size_multiple != 0) {
+                return Err(LiveError::Plan(format!(
+                    "{} {} needs sizes that are multiples of {}; {s} is not",
+                    kernel.name, c.name, c.size_multiple
+                )));
+            }
+        }
         Ok(Self {
             kernel,
             sizes,
@@ -95,21 +112,110 @@ impl SweepPlan {
             warmup,
             repeat,
             budget_s: 5.0,
+            blocks: Vec::new(),
+            user: None,
         })
     }
 
-    /// The points, configuration by configuration, sizes ascending.
-    pub fn points(&self) -> Vec<Point> {
-        self.configs
+    /// Plans a user kernel over `sizes` (default: 1M, 10M, 100M), checking every expression at
+    /// every size (and block size) before anything runs.
+    pub fn for_user(
+        user: UserKernel,
+        sizes: Option<&[u64]>,
+        blocks: &[u32],
+        repeat: u32,
+        warmup: u32,
+    ) -> Result<Self, LiveError> {
+        let mut plan = Self::new(&USER_KERNEL, sizes, None, repeat, warmup)?;
+        user.validate(&plan.sizes, blocks)?;
+        for &n in &plan.sizes {
+            // The starting contents, the result read back and the reference's result.
+            let need = user.buffer_bytes(n)?.saturating_mul(3);
+            crate::runner::check_host_memory(&format!("{} at N = {n}", user.kernel), need)?;
+        }
+        plan.blocks = blocks.to_vec();
+        plan.user = Some(Arc::new(user));
+        Ok(plan)
+    }
+
+    /// Sweeps the block size of every configuration over `blocks` (threads per block, 1-D).
+    /// Only configurations whose block the kernel lets you choose can be swept.
+    pub fn with_blocks(mut self, blocks: &[u32]) -> Result<Self, LiveError> {
+        if let Some(c) = self
+            .configs
             .iter()
-            .flat_map(|&config| self.sizes.iter().map(move |&size| Point { config, size }))
-            .collect()
+            .find(|c| c.block.is_none() || c.target == Target::Cpu)
+        {
+            let sweepable: Vec<_> = self
+                .kernel
+                .configs
+                .iter()
+                .filter(|c| c.block.is_some())
+                .map(|c| c.name)
+                .collect();
+            return Err(LiveError::Plan(if sweepable.is_empty() {
+                format!(
+                    "{} has no configuration whose block size can change (--blocks)",
+                    self.kernel.name
+                )
+            } else {
+                format!(
+                    "{} {} has a fixed launch shape; --blocks works with: {} (pick them with \
+                     --configs)",
+                    self.kernel.name,
+                    c.name,
+                    sweepable.join(", ")
+                )
+            }));
+        }
+        if let Some(b) = blocks.iter().find(|&&b| b % 32 != 0) {
+            return Err(LiveError::Plan(format!(
+                "block size {b}: the bundled kernels take whole warps (multiples of 32)"
+            )));
+        }
+        self.blocks = blocks.to_vec();
+        Ok(self)
+    }
+
+    /// The block sizes each configuration runs with (`None`: its own).
+    fn block_list(&self) -> Vec<Option<u32>> {
+        if self.blocks.is_empty() {
+            vec![None]
+        } else {
+            self.blocks.iter().map(|&b| Some(b)).collect()
+        }
+    }
+
+    /// The name a run is known by: the bundled kernel's, or the user kernel's.
+    pub fn kernel_name(&self) -> &str {
+        self.user
+            .as_deref()
+            .map_or(self.kernel.name, |u| u.kernel.as_str())
+    }
+
+    /// The points, configuration by configuration, block size by block size, sizes ascending.
+    pub fn points(&self) -> Vec<Point> {
+        let blocks = self.block_list();
+        let mut out = Vec::new();
+        for &config in &self.configs {
+            for &block in &blocks {
+                for &size in &self.sizes {
+                    out.push(Point {
+                        config,
+                        size,
+                        block,
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// Number of launches planned (warm-ups included), for progress bars.
     pub fn launches(&self) -> u64 {
-        let points = (self.configs.len() * self.sizes.len()) as u64;
-        points * u64::from(self.repeat) + self.configs.len() as u64 * u64::from(self.warmup)
+        let groups = (self.configs.len() * self.block_list().len()) as u64;
+        let points = groups * self.sizes.len() as u64;
+        points * u64::from(self.repeat) + groups * u64::from(self.warmup)
     }
 }
 
@@ -236,7 +342,8 @@ mod tests {
         let err = SweepPlan::new(k, None, Some(&["fast".into()]), 1, 0).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "sgemm has no configuration \"fast\"; it has: naive, tiled, cublas"
+            "sgemm has no configuration \"fast\"; it has: naive, tiled, regblock, tensor, cublas, \
+             cublas-tf32, cublas-fp16"
         );
         let err = SweepPlan::new(k, Some(&[100_000]), None, 1, 0).unwrap_err();
         assert_eq!(
@@ -247,5 +354,46 @@ mod tests {
         assert_eq!(err.to_string(), "no sizes given");
         let err = SweepPlan::new(k, None, None, 0, 0).unwrap_err();
         assert!(err.to_string().contains("--repeat"), "{err}");
+        let err = SweepPlan::new(k, Some(&[1000]), Some(&["regblock".into()]), 1, 0).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "sgemm regblock needs sizes that are multiples of 128; 1000 is not"
+        );
+    }
+
+    #[test]
+    fn block_sweeps_multiply_the_points_and_need_a_free_block() {
+        let k = kernel("copy").unwrap();
+        let configs = ["scalar".to_string()];
+        let plan = SweepPlan::new(k, Some(&[1_000_000]), Some(&configs), 3, 1)
+            .unwrap()
+            .with_blocks(&[32, 64, 1024])
+            .unwrap();
+        let points = plan.points();
+        let blocks: Vec<_> = points.iter().map(|p| p.block).collect();
+        assert_eq!(blocks, [Some(32), Some(64), Some(1024)]);
+        assert_eq!(plan.launches(), 3 * 3 + 3);
+        let err = SweepPlan::new(k, None, None, 3, 1)
+            .unwrap()
+            .with_blocks(&[64])
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "copy memcpy has a fixed launch shape; --blocks works with: scalar, vec4 (pick them \
+             with --configs)"
+        );
+        let sgemm = SweepPlan::new(kernel("sgemm").unwrap(), None, None, 3, 1).unwrap();
+        assert!(
+            sgemm
+                .with_blocks(&[64])
+                .unwrap_err()
+                .to_string()
+                .contains("no configuration whose block size can change")
+        );
+        let err = SweepPlan::new(k, None, Some(&configs), 3, 1)
+            .unwrap()
+            .with_blocks(&[48])
+            .unwrap_err();
+        assert!(err.to_string().contains("multiples of 32"), "{err}");
     }
 }

@@ -327,7 +327,7 @@ mod tests {
             },
             peaks: Peaks {
                 d2d_bytes_per_s: Some(3.0e12),
-                sgemm_flops_per_s: None,
+                ..Peaks::default()
             },
             cupti: true,
             cupti_note: None,
@@ -342,8 +342,15 @@ mod tests {
                 event_ns: vec![12_000, 11_000],
                 cupti_ns: vec![10_000, 10_500],
                 check: None,
+                block: None,
+                resources: None,
+                occupancy: None,
+                math: crate::catalog::Math::Fp32,
+                cupti_off_ns: Vec::new(),
+                error: None,
             }],
             warnings: Vec::new(),
+            user: None,
         }
     }
 

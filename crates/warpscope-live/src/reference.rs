@@ -21,7 +21,7 @@ pub struct Check {
 }
 
 impl Check {
-    fn new(err2: f64, ref2: f64, compared: u64, tolerance: f64) -> Self {
+    pub(crate) fn new(err2: f64, ref2: f64, compared: u64, tolerance: f64) -> Self {
         let rel_error = if ref2 > 0.0 {
             (err2 / ref2).sqrt()
         } else {
@@ -83,7 +83,7 @@ impl Accumulator {
 /// Single-precision element-wise results are exact up to one rounding.
 const ELEMENTWISE_TOL: f64 = 1e-6;
 /// Sums of many products in `f32` drift further from the `f64` reference.
-const ACCUMULATE_TOL: f64 = 1e-4;
+pub(crate) const ACCUMULATE_TOL: f64 = 1e-4;
 
 /// A small, fast generator for test data (xorshift64*), seeded per run so every check sees
 /// fresh inputs.
@@ -161,8 +161,29 @@ pub(crate) fn check_bytes(src: &[u8], dst: &[u8]) -> Check {
     }
 }
 
-/// Row-major `n x n` product, checked on 16 sampled rows (every column of each).
-pub(crate) fn check_sgemm(a: &[f32], b: &[f32], c: &[f32], n: usize, seed: u64) -> Check {
+/// TF32 rounds the inputs to 10 mantissa bits: products off by about 2⁻¹¹ each, which add up
+/// to a few 1e-4 over a long sum.
+pub(crate) const TF32_TOL: f64 = 2e-3;
+
+/// Row-major `n x n` product checked on 16 sampled rows (every column of each) in `f64`, with
+/// `tolerance`; any NaN anywhere in `c` (an element never written over the poison) fails.
+pub(crate) fn check_gemm(
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    n: usize,
+    seed: u64,
+    tolerance: f64,
+) -> Check {
+    let unwritten = c.iter().filter(|v| v.is_nan()).count();
+    if unwritten > 0 {
+        return Check {
+            rel_error: f64::NAN,
+            tolerance,
+            compared: c.len() as u64,
+            ok: false,
+        };
+    }
     let mut acc = Accumulator::default();
     let mut rng = Rng::new(seed);
     let rows = n.min(16);
@@ -184,7 +205,54 @@ pub(crate) fn check_sgemm(a: &[f32], b: &[f32], c: &[f32], n: usize, seed: u64) 
             acc.add(c[row * n + col], w);
         }
     }
-    acc.check(ACCUMULATE_TOL)
+    acc.check(tolerance)
+}
+
+/// The IEEE half nearest to `x` (ties to even), as bits; values past the half range saturate to
+/// infinity, tiny ones flush to zero.
+pub(crate) fn f32_to_f16_bits(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let sign = ((bits >> 16) & 0x8000) as u16;
+    let exp = ((bits >> 23) & 0xff) as i32;
+    let mant = bits & 0x7f_ffff;
+    if exp == 0xff {
+        return sign | 0x7c00 | if mant != 0 { 0x200 } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 0x1f {
+        return sign | 0x7c00;
+    }
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        // Subnormal half: shift the mantissa (with its hidden bit) into place, rounding to even.
+        let m = mant | 0x80_0000;
+        let shift = (14 - e) as u32;
+        let half = m >> shift;
+        let rest = m & ((1 << shift) - 1);
+        let mid = 1 << (shift - 1);
+        let round = u32::from(rest > mid || (rest == mid && half & 1 == 1));
+        return sign | (half + round) as u16;
+    }
+    let half = ((e as u32) << 10) | (mant >> 13);
+    let rest = mant & 0x1fff;
+    let round = u32::from(rest > 0x1000 || (rest == 0x1000 && half & 1 == 1));
+    // A carry out of the mantissa moves into the exponent, as it should.
+    sign | (half + round) as u16
+}
+
+/// The value of a half given as bits.
+pub(crate) fn f16_bits_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let exp = i32::from((h >> 10) & 0x1f);
+    let mant = f32::from(h & 0x3ff);
+    sign * match exp {
+        0 => mant * 2f32.powi(-24),
+        0x1f if mant == 0.0 => f32::INFINITY,
+        0x1f => f32::NAN,
+        e => (1.0 + mant / 1024.0) * 2f32.powi(e - 15),
+    }
 }
 
 pub(crate) fn check_reduce(x: &[f32], got: f32) -> Check {
@@ -320,7 +388,7 @@ mod tests {
                 c[i * n + j] = (0..n).map(|p| a[i * n + p] * b[p * n + j]).sum();
             }
         }
-        let check = check_sgemm(&a, &b, &c, n, 9);
+        let check = check_gemm(&a, &b, &c, n, 9, ACCUMULATE_TOL);
         assert!(check.ok, "{check:?}");
         assert_eq!(check.compared, 16 * 24);
         // Transposed B is a different product.
@@ -330,7 +398,57 @@ mod tests {
                 bt[i * n + j] = b[j * n + i];
             }
         }
-        assert!(!check_sgemm(&a, &bt, &c, n, 9).ok);
+        assert!(!check_gemm(&a, &bt, &c, n, 9, ACCUMULATE_TOL).ok);
+    }
+
+    #[test]
+    fn halves_round_to_nearest_even_and_back() {
+        // (value, its half's bits, the half's value)
+        for (x, bits, back) in [
+            (0.0f32, 0u16, 0.0f32),
+            (1.0, 0x3c00, 1.0),
+            (-2.0, 0xc000, -2.0),
+            (0.5, 0x3800, 0.5),
+            (65504.0, 0x7bff, 65504.0),
+            (1e6, 0x7c00, f32::INFINITY),
+            (2f32.powi(-14), 0x0400, 2f32.powi(-14)),
+            (2f32.powi(-24), 0x0001, 2f32.powi(-24)),
+        ] {
+            assert_eq!(f32_to_f16_bits(x), bits, "{x}");
+            assert_eq!(f16_bits_to_f32(bits), back, "{bits:#x}");
+        }
+        // 1 + 2^-11 is halfway between 1 and the next half: ties go to the even one (1).
+        assert_eq!(f32_to_f16_bits(1.0 + 2f32.powi(-11)), 0x3c00);
+        assert_eq!(f32_to_f16_bits(1.0 + 3.0 * 2f32.powi(-11)), 0x3c02);
+        // Every value in [-1, 1) comes back within half a unit of the 11-bit mantissa.
+        let mut rng = Rng::new(3);
+        let mut v = vec![0f32; 10_000];
+        rng.fill(&mut v, -1.0, 1.0);
+        for x in v {
+            let back = f16_bits_to_f32(f32_to_f16_bits(x));
+            assert!(
+                (back - x).abs() <= x.abs() * 2f32.powi(-11) + 3e-8,
+                "{x} {back}"
+            );
+        }
+        assert!(f16_bits_to_f32(0x7e00).is_nan());
+    }
+
+    #[test]
+    fn an_unwritten_product_element_fails_the_check() {
+        let n = 8;
+        let a = data(n * n, 1);
+        let b = data(n * n, 2);
+        let mut c = vec![0f32; n * n];
+        for i in 0..n {
+            for j in 0..n {
+                c[i * n + j] = (0..n).map(|p| a[i * n + p] * b[p * n + j]).sum();
+            }
+        }
+        assert!(check_gemm(&a, &b, &c, n, 1, 1e-4).ok);
+        c[63] = f32::NAN;
+        let check = check_gemm(&a, &b, &c, n, 1, 1e-4);
+        assert!(!check.ok && check.rel_error.is_nan());
     }
 
     #[test]

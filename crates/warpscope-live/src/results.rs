@@ -6,9 +6,12 @@
 use serde::{Deserialize, Serialize};
 use warpscope_core::Profile;
 
-use crate::catalog::{KernelSpec, Memory, Metric, SizeUnit, Target, Work, kernel};
-use crate::gpu::DeviceFacts;
+use crate::catalog::{
+    KernelSpec, Math, Memory, Metric, SizeUnit, Target, USER_KERNEL, Work, kernel,
+};
+use crate::gpu::{DeviceFacts, Occupancy, Resources};
 use crate::reference::Check;
+use crate::user::UserInfo;
 
 /// Name of the source detail that holds a live run's results as JSON.
 pub const RESULTS_DETAIL_KEY: &str = "live_results";
@@ -20,6 +23,23 @@ pub struct Peaks {
     pub d2d_bytes_per_s: Option<f64>,
     /// cuBLAS SGEMM rate (FP32, default math) at 4096³.
     pub sgemm_flops_per_s: Option<f64>,
+    /// cuBLAS GEMM rate with TF32 tensor-op math on FP32 data at 4096³.
+    #[serde(default)]
+    pub tf32_flops_per_s: Option<f64>,
+    /// cuBLAS GEMM rate with FP16 inputs and FP32 accumulation (tensor-op math) at 4096³.
+    #[serde(default)]
+    pub fp16_flops_per_s: Option<f64>,
+}
+
+impl Peaks {
+    /// The compute ceiling of FLOPs that run on `math`.
+    pub fn compute(&self, math: Math) -> Option<f64> {
+        match math {
+            Math::Fp32 => self.sgemm_flops_per_s,
+            Math::Tf32 => self.tf32_flops_per_s,
+            Math::Fp16 => self.fp16_flops_per_s,
+        }
+    }
 }
 
 /// One measured point of a sweep.
@@ -43,6 +63,25 @@ pub struct PointResult {
     pub cupti_ns: Vec<i64>,
     /// The check of the last launch's result against the CPU reference.
     pub check: Option<Check>,
+    /// Threads per block when a `--blocks` sweep set it.
+    #[serde(default)]
+    pub block: Option<u32>,
+    /// What the kernel uses per thread and block (registers, shared and local memory).
+    #[serde(default)]
+    pub resources: Option<Resources>,
+    /// Theoretical occupancy of the launch, from the driver's occupancy API.
+    #[serde(default)]
+    pub occupancy: Option<Occupancy>,
+    /// The arithmetic its FLOPs run on (the roofline's compute ceiling).
+    #[serde(default)]
+    pub math: Math,
+    /// CUDA-event times of the same launches with CUPTI's activity collection paused
+    /// (`--cupti-cost`), in nanoseconds.
+    #[serde(default)]
+    pub cupti_off_ns: Vec<i64>,
+    /// Why the point could not be measured (a faulting kernel, a launch the GPU refused).
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 /// A whole live run.
@@ -67,6 +106,9 @@ pub struct LiveRun {
     /// Problems that make some numbers less trustworthy.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// The user's kernel, for a run of one (`warpscope live --source`).
+    #[serde(default)]
+    pub user: Option<UserInfo>,
 }
 
 /// Median of a list of nanosecond times (the lower middle for even counts).
@@ -112,18 +154,40 @@ impl PointResult {
         let (e, c) = (self.median_event_ns()?, self.median_cupti_ns()?);
         (c > 0).then(|| (e - c) as f64 / c as f64)
     }
+
+    /// What collecting CUPTI records costs the launch: (event median with CUPTI − event
+    /// median without) / event median without, where both were run.
+    pub fn cupti_cost(&self) -> Option<f64> {
+        let (on, off) = (self.median_event_ns()?, median_ns(&self.cupti_off_ns)?);
+        (off > 0).then(|| (on - off) as f64 / off as f64)
+    }
 }
 
 impl LiveRun {
-    /// The kernel's catalogue entry.
+    /// The kernel's catalogue entry ([`USER_KERNEL`] for a user kernel).
     pub fn spec(&self) -> Option<&'static KernelSpec> {
-        kernel(&self.kernel)
+        if self.user.is_some() {
+            Some(&USER_KERNEL)
+        } else {
+            kernel(&self.kernel)
+        }
+    }
+
+    /// The rate that says how well a kernel did: FLOP/s for a user kernel given `--flops`.
+    fn metric(&self) -> Option<Metric> {
+        match &self.user {
+            Some(u) if u.has_flops => Some(Metric::Flops),
+            Some(_) => Some(Metric::Bandwidth),
+            None => self.spec().map(|k| k.metric),
+        }
     }
 
     /// The rate that matters for this kernel and its share of the measured peak, for a point:
-    /// (rate in GB/s or GFLOP/s, percent of peak).
+    /// (rate in GB/s or GFLOP/s, percent of peak). GB/s are set against the device-to-device
+    /// copy; GFLOP/s against the roof at the point's intensity (the compute ceiling of its
+    /// arithmetic, or intensity × DRAM bandwidth when that is lower).
     pub fn rate(&self, point: &PointResult) -> Option<(f64, Option<f64>)> {
-        match self.spec()?.metric {
+        match self.metric()? {
             Metric::Bandwidth => {
                 let r = point.bytes_per_s()?;
                 // Host-device copies cross the bus: their ceiling is not the HBM's.
@@ -135,8 +199,13 @@ impl LiveRun {
                 Some((r * 1e-9, pct))
             }
             Metric::Flops => {
+                // The share of the roof at the point's intensity: of the compute ceiling when it
+                // is compute-bound, of intensity x DRAM when it is memory-bound.
                 let r = point.flops_per_s()?;
-                let pct = self.peaks.sgemm_flops_per_s.map(|p| 100.0 * r / p);
+                let pct = match self.roofline(point) {
+                    Some(roof) => Some(roof.percent_of_roof),
+                    None => self.peaks.compute(point.math).map(|p| 100.0 * r / p),
+                };
                 Some((r * 1e-9, pct))
             }
         }
@@ -144,15 +213,17 @@ impl LiveRun {
 
     /// Unit of [`LiveRun::rate`].
     pub fn rate_unit(&self) -> &'static str {
-        match self.spec().map(|k| k.metric) {
+        match self.metric() {
             Some(Metric::Flops) => "GFLOP/s",
             _ => "GB/s",
         }
     }
 
-    /// True when every checked point matched its CPU reference.
+    /// True when every checked point matched its CPU reference and no point failed.
     pub fn all_checks_ok(&self) -> bool {
-        self.points.iter().all(|p| p.check.is_none_or(|c| c.ok))
+        self.points
+            .iter()
+            .all(|p| p.check.is_none_or(|c| c.ok) && p.error.is_none())
     }
 
     /// The results as the JSON text stored in a profile's source details.
@@ -186,6 +257,12 @@ mod tests {
             event_ns,
             cupti_ns,
             check: None,
+            block: None,
+            resources: None,
+            occupancy: None,
+            math: Math::Fp32,
+            cupti_off_ns: Vec::new(),
+            error: None,
         }
     }
 
@@ -216,12 +293,14 @@ mod tests {
             peaks: Peaks {
                 d2d_bytes_per_s: Some(2.4e12),
                 sgemm_flops_per_s: None,
+                ..Peaks::default()
             },
             cupti: true,
             cupti_note: None,
             warmup: 1,
             points: vec![point(vec![10_000], vec![10_000])],
             warnings: Vec::new(),
+            user: None,
         };
         let (gbs, pct) = run.rate(&run.points[0]).unwrap();
         assert!((gbs - 1200.0).abs() < 1e-6, "{gbs}");

@@ -7,16 +7,22 @@ use cudarc::driver::sys::CUfunction;
 use warpscope_core::EventKind;
 use warpscope_core::model::{CopyKind, MemoryKind};
 
-use super::{Lab, Launch, OpDesc, PointCtx, ceil_div, copy_op, floats, kernel_op};
+use super::{Lab, Launch, OpDesc, PointCtx, ceil_div, copy_op, floats};
 use crate::catalog::{KernelId, Memory, Target};
 use crate::error::LiveError;
-use crate::gpu::{Arg, Blas, Gpu};
+use crate::gpu::{Arg, Gpu};
 use crate::reference::{self, Check};
 use crate::results::PointResult;
 
 /// The `vector_add` launch of a configuration over `n` floats at `[a, b, c]`.
-fn vector_add_launch(f: CUfunction, config: &str, n: u64, [a, b, c]: [u64; 3]) -> Launch<'static> {
-    let (blocks, threads) = launch_shape(config, n);
+fn vector_add_launch(
+    f: CUfunction,
+    config: &str,
+    n: u64,
+    threads: u32,
+    [a, b, c]: [u64; 3],
+) -> Launch<'static> {
+    let (blocks, threads) = launch_shape(config, n, threads);
     Launch {
         f,
         name: "vector_add",
@@ -26,12 +32,13 @@ fn vector_add_launch(f: CUfunction, config: &str, n: u64, [a, b, c]: [u64; 3]) -
     }
 }
 
-/// (blocks, threads per block) of a `vector_add` configuration over `n` floats.
-fn launch_shape(config: &str, n: u64) -> (u32, u32) {
+/// (blocks, threads per block) of a `vector_add` configuration over `n` floats, the full grid
+/// with `threads` per block.
+fn launch_shape(config: &str, n: u64, threads: u32) -> (u32, u32) {
     match config {
         c if c.starts_with("1x1-") => (1, 1),
         c if c.starts_with("1x256-") => (1, 256),
-        _ => (ceil_div(n, 256).max(1), 256),
+        _ => (ceil_div(n, u64::from(threads)).max(1), threads),
     }
 }
 
@@ -41,8 +48,8 @@ impl Lab<'_> {
         &mut self,
         ctx: &PointCtx<'_>,
         result: &mut PointResult,
-    ) -> Result<Check, LiveError> {
-        match ctx.plan.kernel.id {
+    ) -> Result<Option<Check>, LiveError> {
+        let check = match ctx.plan.kernel.id {
             KernelId::VectorAdd => match ctx.point.config.memory {
                 Memory::Host => self.vector_add_cpu(ctx, result),
                 Memory::Unified => self.vector_add_unified(ctx, result),
@@ -54,7 +61,9 @@ impl Lab<'_> {
             KernelId::Reduce => self.reduce(ctx, result),
             KernelId::Transfer => self.transfer(ctx, result),
             KernelId::Conv2d => self.conv2d(ctx, result),
-        }
+            KernelId::User => return self.user_point(ctx, result),
+        }?;
+        Ok(Some(check))
     }
 
     fn vector_add_device(
@@ -68,7 +77,13 @@ impl Lab<'_> {
         let a = self.upload_new(&a_h)?;
         let b = self.upload_new(&b_h)?;
         let c = self.gpu.alloc(floats(n))?;
-        let launch = vector_add_launch(f, ctx.point.config.name, n, [a.ptr, b.ptr, c.ptr]);
+        let launch = vector_add_launch(
+            f,
+            ctx.point.config.name,
+            n,
+            ctx.threads(256),
+            [a.ptr, b.ptr, c.ptr],
+        );
         let pc = c.ptr;
         self.repeat_launch(ctx, result, &launch, &mut |lab| {
             lab.gpu.fill(pc, 0xff, floats(n))
@@ -98,7 +113,13 @@ impl Lab<'_> {
         let mut a = self.gpu.alloc_managed(bytes)?;
         let mut b = self.gpu.alloc_managed(bytes)?;
         let mut c = self.gpu.alloc_managed(bytes)?;
-        let launch = vector_add_launch(f, ctx.point.config.name, n, [a.ptr, b.ptr, c.ptr]);
+        let launch = vector_add_launch(
+            f,
+            ctx.point.config.name,
+            n,
+            ctx.threads(256),
+            [a.ptr, b.ptr, c.ptr],
+        );
         let mut rng = self.rng.clone();
         // Before every launch the host writes fresh inputs and poisons the output, so the pages
         // live on the host and each launch pays for faulting them over, as a program without
@@ -148,11 +169,12 @@ impl Lab<'_> {
         let x = self.upload_new(&x_h)?;
         let y0 = self.upload_new(&y_h)?;
         let y = self.gpu.alloc(floats(n))?;
+        let threads = ctx.threads(256);
         let launch = Launch {
             f,
             name: "saxpy",
-            grid: (ceil_div(n, 256).max(1), 1, 1),
-            block: (256, 1, 1),
+            grid: (ceil_div(n, u64::from(threads)).max(1), 1, 1),
+            block: (threads, 1, 1),
             args: vec![
                 Arg::F32(alpha),
                 Arg::Ptr(x.ptr),
@@ -203,7 +225,7 @@ impl Lab<'_> {
                     f,
                     name: "copy_vec4",
                     grid: (blocks, 1, 1),
-                    block: (256, 1, 1),
+                    block: (ctx.threads(256), 1, 1),
                     args: vec![
                         Arg::Ptr(ps),
                         Arg::Ptr(pd),
@@ -217,11 +239,12 @@ impl Lab<'_> {
             }
             _ => {
                 let f = self.function(ctx, "copy_scalar")?;
+                let threads = ctx.threads(256);
                 let launch = Launch {
                     f,
                     name: "copy_scalar",
-                    grid: (ceil_div(n, 256).max(1), 1, 1),
-                    block: (256, 1, 1),
+                    grid: (ceil_div(n, u64::from(threads)).max(1), 1, 1),
+                    block: (threads, 1, 1),
                     args: vec![Arg::Ptr(ps), Arg::Ptr(pd), Arg::U64(n)],
                 };
                 self.repeat_launch(ctx, result, &launch, poison)?;
@@ -230,57 +253,6 @@ impl Lab<'_> {
         let mut out = vec![0f32; n as usize];
         self.gpu.download(&mut out, &dst)?;
         Ok(reference::check_copy(&src_h, &out))
-    }
-
-    fn sgemm(&mut self, ctx: &PointCtx<'_>, result: &mut PointResult) -> Result<Check, LiveError> {
-        let n = ctx.point.size;
-        let (a_h, b_h) = (self.random(n * n, -1.0, 1.0), self.random(n * n, -1.0, 1.0));
-        let a = self.upload_new(&a_h)?;
-        let b = self.upload_new(&b_h)?;
-        let c = self.gpu.alloc(floats(n * n))?;
-        let (pa, pb, pc) = (a.ptr, b.ptr, c.ptr);
-        let side = i32::try_from(n).map_err(|_| LiveError::Plan("matrix too large".into()))?;
-        let poison = &mut |lab: &mut Self| lab.gpu.fill(pc, 0xff, floats(n * n));
-        match ctx.point.config.name {
-            "cublas" => {
-                let blas = Blas::new(&self.gpu).map_err(LiveError::Plan)?;
-                blas.sgemm(pa, pb, pc, side)?;
-                self.gpu.sync()?;
-                let desc = || kernel_op("cublasSgemm", "cublasSgemm", [0; 3], [0; 3]);
-                self.repeat(ctx, result, &desc, poison, &|_| {
-                    blas.sgemm(pa, pb, pc, side)
-                })?;
-            }
-            name => {
-                let (fname, tile) = if name == "naive" {
-                    ("sgemm_naive", 16)
-                } else {
-                    ("sgemm_tiled", 32)
-                };
-                let f = self.function(ctx, fname)?;
-                let g = ceil_div(n, tile);
-                let launch = Launch {
-                    f,
-                    name: fname,
-                    grid: (g, g, 1),
-                    block: (tile as u32, tile as u32, 1),
-                    args: vec![
-                        Arg::Ptr(pa),
-                        Arg::Ptr(pb),
-                        Arg::Ptr(pc),
-                        Arg::I32(side),
-                        Arg::I32(side),
-                        Arg::I32(side),
-                    ],
-                };
-                self.repeat_launch(ctx, result, &launch, poison)?;
-            }
-        }
-        let mut out = vec![0f32; (n * n) as usize];
-        self.gpu.download(&mut out, &c)?;
-        Ok(reference::check_sgemm(
-            &a_h, &b_h, &out, n as usize, self.seed,
-        ))
     }
 
     fn reduce(&mut self, ctx: &PointCtx<'_>, result: &mut PointResult) -> Result<Check, LiveError> {
@@ -293,7 +265,7 @@ impl Lab<'_> {
             f,
             name: "reduce_sum",
             grid: (self.gpu.facts.sm_count.max(1) * 8, 1, 1),
-            block: (256, 1, 1),
+            block: (ctx.threads(256), 1, 1),
             args: vec![Arg::Ptr(x.ptr), Arg::Ptr(out.ptr), Arg::U64(n)],
         };
         let po = out.ptr;
@@ -403,11 +375,12 @@ impl Lab<'_> {
         let output = self.gpu.alloc(floats(outputs))?;
         let batch32 =
             u32::try_from(batch).map_err(|_| LiveError::Plan("batch too large".into()))?;
+        let threads = ctx.threads(256);
         let launch = Launch {
             f,
             name: "conv2d_forward",
-            grid: (ceil_div(outputs, 256), 1, 1),
-            block: (256, 1, 1),
+            grid: (ceil_div(outputs, u64::from(threads)), 1, 1),
+            block: (threads, 1, 1),
             args: vec![
                 Arg::Ptr(input.ptr),
                 Arg::Ptr(weight.ptr),
@@ -434,10 +407,13 @@ mod tests {
 
     #[test]
     fn launch_shapes() {
-        let shape = launch_shape;
+        let shape = |c, n| launch_shape(c, n, 256);
         assert_eq!(shape("1x1-device", 1_000_000), (1, 1));
         assert_eq!(shape("1x256-unified", 1_000_000), (1, 256));
         assert_eq!(shape("grid-device", 1_000_000), (3907, 256));
+        // A block-size sweep keeps the grid covering every element.
+        assert_eq!(launch_shape("grid-device", 1_000_000, 1024), (977, 1024));
+        assert_eq!(launch_shape("1x256-device", 1_000_000, 1024), (1, 256));
         assert_eq!(ceil_div(256, 256), 1);
         assert_eq!(ceil_div(257, 256), 2);
     }

@@ -3,8 +3,10 @@
 //! (with CUPTI collecting the kernel and copy records where present), checks the last result
 //! against the CPU reference, and records everything for the timeline.
 
+mod gemm;
 mod kernels;
 mod records;
+mod user;
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -14,9 +16,10 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use warpscope_core::model::{CopyKind, MemoryKind};
 use warpscope_core::{EventKind, Profile};
 
+use crate::blas::Blas;
 use crate::cupti::Collector;
 use crate::error::LiveError;
-use crate::gpu::{Arg, Blas, DeviceBuffer, Gpu, HostFlag};
+use crate::gpu::{Arg, DeviceBuffer, Gpu, HostFlag};
 use cudarc::driver::sys::CUfunction;
 
 const TIMING_SOURCE: &str = include_str!("../../../../assets/kernels/timing.cu");
@@ -44,6 +47,9 @@ pub struct RunOptions {
     /// so event times leave out the host's launch latency. Turn off under profilers that
     /// serialize launches (Nsight Compute), where the hold would wait for its timeout.
     pub queue_ahead: bool,
+    /// Time every point a second time with CUPTI's collection paused, to show what tracing
+    /// costs each launch.
+    pub cupti_cost: bool,
 }
 
 impl Default for RunOptions {
@@ -53,6 +59,7 @@ impl Default for RunOptions {
             use_cupti: true,
             profile_path: PathBuf::from("live run"),
             queue_ahead: true,
+            cupti_cost: false,
         }
     }
 }
@@ -88,6 +95,13 @@ impl LiveProgress {
     /// What the run is doing now.
     pub fn status(&self) -> String {
         self.status.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Sets the counts and status from outside (a run in a child process reporting back).
+    pub fn report(&self, done: u64, total: u64, status: String) {
+        self.done.store(done, Ordering::Relaxed);
+        self.total.store(total, Ordering::Relaxed);
+        self.set_status(status);
     }
 
     /// Asks the run to stop after the launch in flight.
@@ -157,6 +171,10 @@ struct Lab<'a> {
     flush: Option<(CUfunction, DeviceBuffer)>,
     /// Timed operations whose stream hold gave up waiting for the host.
     hold_timeouts: u64,
+    /// Time each point again with CUPTI paused.
+    cupti_cost: bool,
+    /// CUPTI is paused: launches are neither tagged nor attributed.
+    cupti_paused: bool,
     gpu: Gpu,
 }
 
@@ -174,11 +192,20 @@ pub fn run_sweep(
                 .into(),
         ));
     }
-    let peak_launches = if opts.measure_peaks { 14 } else { 0 };
+    let peak_launches = if opts.measure_peaks { 28 } else { 0 };
     progress
         .total
         .store(plan.launches() + peak_launches, Ordering::Relaxed);
     progress.set_status(format!("starting on {}", facts.name));
+    let cost_passes = if opts.cupti_cost && opts.use_cupti {
+        2
+    } else {
+        1
+    };
+    progress.total.store(
+        plan.launches() * cost_passes + peak_launches,
+        Ordering::Relaxed,
+    );
 
     // CUPTI must be enabled before the context exists.
     let (collector, cupti_note) = if opts.use_cupti {
@@ -216,6 +243,8 @@ pub fn run_sweep(
         hold: None,
         flush: None,
         hold_timeouts: 0,
+        cupti_cost: opts.cupti_cost,
+        cupti_paused: false,
     };
     let timing = lab.gpu.compile(TIMING_SOURCE, "timing.cu")?;
     let flush_bytes = (2 * lab.gpu.l2_bytes).max(64 << 20);
@@ -233,34 +262,82 @@ pub fn run_sweep(
         Peaks::default()
     };
     let mut points = Vec::new();
-    let module = match plan.kernel.source {
-        Some(src) => {
-            progress.set_status(format!("compiling {}", plan.kernel.name));
-            let file = plan.kernel.source_file.unwrap_or(plan.kernel.name);
-            let start = lab.now_ns();
-            let m = lab.gpu.compile(src, file)?;
-            lab.host_span(
-                format!("NVRTC compile {file}"),
-                EventKind::CpuOp,
-                start,
-                None,
-            );
-            Some(m)
+    let mut user_module = None;
+    let module = if let Some(user) = plan.user.as_deref() {
+        progress.set_status(format!("compiling {}", user.file_name));
+        let start = lab.now_ns();
+        let compiled = user::compile(&mut lab.gpu, user)?;
+        lab.host_span(
+            format!("NVRTC compile {}", user.file_name),
+            EventKind::CpuOp,
+            start,
+            None,
+        );
+        let m = compiled.module;
+        user_module = Some(compiled);
+        Some(m)
+    } else {
+        match plan.kernel.source {
+            Some(src) => {
+                progress.set_status(format!("compiling {}", plan.kernel.name));
+                let file = plan.kernel.source_file.unwrap_or(plan.kernel.name);
+                let start = lab.now_ns();
+                let m = lab.gpu.compile(src, file)?;
+                lab.host_span(
+                    format!("NVRTC compile {file}"),
+                    EventKind::CpuOp,
+                    start,
+                    None,
+                );
+                Some(m)
+            }
+            None => None,
         }
-        None => None,
     };
-    for config in &plan.configs {
-        let mut first = true;
-        for &size in &plan.sizes {
-            let point = Point { config, size };
-            let index = points.len();
-            let warmup = if first { plan.warmup } else { 0 };
-            first = false;
-            let result = lab.run_point(plan, module, point, index, warmup)?;
-            points.push(result);
+    // A point that fails is recorded as failed when the sweep is the user's or sweeps blocks;
+    // after a fault (a sticky error) the context is unusable, so the rest are not run.
+    let tolerant = plan.user.is_some() || !plan.blocks.is_empty();
+    let mut broken = false;
+    let mut last_group = None;
+    for point in plan.points() {
+        let index = points.len();
+        let group = (point.config.name, point.block);
+        let warmup = if last_group == Some(group) {
+            0
+        } else {
+            plan.warmup
+        };
+        last_group = Some(group);
+        if broken {
+            let mut failed = lab.point_result(plan, point);
+            failed.error = Some(
+                "not run: an earlier point faulted and left the CUDA context \
+                                 unusable"
+                    .into(),
+            );
+            points.push(failed);
+            continue;
+        }
+        match lab.run_point(plan, module, user_module.as_ref(), point, index, warmup) {
+            Ok(result) => points.push(result),
+            Err(e) if tolerant && !matches!(e, LiveError::Cancelled) => {
+                // A sticky error poisons every later CUDA call of this process (CUDA's rule:
+                // only a new process recovers), so the rest are not run.
+                broken = e.is_sticky();
+                let mut failed = lab.point_result(plan, point);
+                failed.error = Some(if broken {
+                    format!("the kernel faulted: {e}")
+                } else {
+                    e.to_string()
+                });
+                points.push(failed);
+            }
+            Err(e) => return Err(e),
         }
     }
-    lab.gpu.sync()?;
+    if !broken {
+        lab.gpu.sync()?;
+    }
 
     // Gather CUPTI's records and attribute them to the timed launches.
     let mut rec = Recording {
@@ -301,7 +378,11 @@ pub fn run_sweep(
     }
     let run = LiveRun {
         warnings,
-        kernel: plan.kernel.name.to_string(),
+        user: plan
+            .user
+            .as_deref()
+            .map(|u| u.info(user_module.map(|m| m.log).unwrap_or_default())),
+        kernel: plan.kernel_name().to_string(),
         size_unit: plan.kernel.size_unit,
         device: lab.gpu.facts.clone(),
         peaks,
@@ -321,7 +402,7 @@ fn ceil_div(a: u64, b: u64) -> u32 {
 
 /// Fails with [`LiveError::OutOfMemory`] when the host has less memory available than `need`
 /// bytes (a failed allocation would abort the process). Skipped where `/proc/meminfo` is absent.
-fn check_host_memory(what: &str, need: u64) -> Result<(), LiveError> {
+pub(crate) fn check_host_memory(what: &str, need: u64) -> Result<(), LiveError> {
     let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
         return Ok(());
     };
@@ -404,7 +485,8 @@ impl Lab<'_> {
             }
             _ => None,
         };
-        if self.cupti {
+        let tag = self.cupti && !self.cupti_paused;
+        if tag {
             Collector::push(id);
         }
         let host_start = self.now_ns();
@@ -413,7 +495,7 @@ impl Lab<'_> {
         let launched = recorded_start.and_then(|()| f(&self.gpu));
         let api_end = self.now_ns();
         let recorded = self.gpu.record(&end);
-        if self.cupti {
+        if tag {
             Collector::pop();
         }
         if let Some(flag) = held {
@@ -538,54 +620,92 @@ impl Lab<'_> {
             start,
             None,
         );
+        let (tf32_flops_per_s, fp16_flops_per_s) = self.measure_tensor_peaks(n)?;
         Ok(Peaks {
             d2d_bytes_per_s: d2d,
             sgemm_flops_per_s: sgemm,
+            tf32_flops_per_s,
+            fp16_flops_per_s,
         })
+    }
+
+    /// A point's result before anything is measured.
+    fn point_result(&self, plan: &SweepPlan, point: Point) -> PointResult {
+        let work = match plan.user.as_deref() {
+            Some(u) => u.work(point.size).unwrap_or_default(),
+            None => plan.kernel.config_work(point.config, point.size),
+        };
+        PointResult {
+            config: match plan.user.as_deref() {
+                Some(u) => u.kernel.clone(),
+                None => point.config.name.to_string(),
+            },
+            target: point.config.target,
+            memory: point.config.memory,
+            size: point.size,
+            work,
+            planned: plan.repeat,
+            event_ns: Vec::new(),
+            cupti_ns: Vec::new(),
+            check: None,
+            block: point.block,
+            resources: None,
+            occupancy: None,
+            math: point.config.math,
+            cupti_off_ns: Vec::new(),
+            error: None,
+        }
     }
 
     fn run_point(
         &mut self,
         plan: &SweepPlan,
         module: Option<cudarc::driver::sys::CUmodule>,
+        user: Option<&user::UserModule>,
         point: Point,
         index: usize,
         warmup: u32,
     ) -> Result<PointResult, LiveError> {
         let kernel = plan.kernel;
-        let label = format!(
+        let mut label = format!(
             "{} {} {}",
-            kernel.name,
+            plan.kernel_name(),
             point.config.name,
             format_size(point.size, kernel.size_unit)
         );
+        if plan.user.is_some() {
+            label = format!(
+                "{} N={}",
+                plan.kernel_name(),
+                format_size(point.size, kernel.size_unit)
+            );
+        }
+        if let Some(b) = point.block {
+            label.push_str(&format!(" block {b}"));
+        }
         self.progress.set_status(label.clone());
-        check_host_memory(&label, kernel.host_bytes(point.size))?;
-        let start = self.now_ns();
-        let mut result = PointResult {
-            config: point.config.name.to_string(),
-            target: point.config.target,
-            memory: point.config.memory,
-            size: point.size,
-            work: kernel.work(point.size),
-            planned: plan.repeat,
-            event_ns: Vec::new(),
-            cupti_ns: Vec::new(),
-            check: None,
+        let host_bytes = match plan.user.as_deref() {
+            // The starting contents, the result read back, and the reference's result.
+            Some(u) => 3 * u.buffer_bytes(point.size)?,
+            None => kernel.host_bytes(point.size),
         };
+        check_host_memory(&label, host_bytes)?;
+        let start = self.now_ns();
+        let mut result = self.point_result(plan, point);
         // Every point gets fresh inputs from the run's generator.
         self.seed = self.seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
         self.rng = Rng::new(self.seed);
         let ctx = PointCtx {
             plan,
             module,
+            user,
             point,
             index,
             warmup,
             label: label.clone(),
         };
         let check = self.measure(&ctx, &mut result)?;
-        result.check = Some(check);
+        result.check = check;
         self.host_span(label, EventKind::UserAnnotation, start, None);
         Ok(result)
     }
@@ -604,7 +724,27 @@ impl Lab<'_> {
         self.schedule(ctx, result, &mut |lab, label, timed| {
             before(lab)?;
             lab.timed(label, timed.then_some(ctx.index), desc(), launch)
-        })
+        })?;
+        if self.cupti_cost && self.cupti {
+            // The same launches again with CUPTI's collection paused.
+            Collector::pause();
+            self.cupti_paused = true;
+            let mut off = Vec::new();
+            let mut run = || -> Result<(), LiveError> {
+                for r in 0..result.event_ns.len() {
+                    before(self)?;
+                    let label = format!("{} #{} (CUPTI paused)", ctx.label, r + 1);
+                    off.push(self.timed(&label, None, desc(), launch)?);
+                }
+                Ok(())
+            };
+            let outcome = run();
+            self.cupti_paused = false;
+            Collector::resume();
+            outcome?;
+            result.cupti_off_ns = off;
+        }
+        Ok(())
     }
 
     /// The schedule every point follows: `warmup` untimed runs, then up to `repeat` timed ones,
@@ -643,6 +783,20 @@ impl Lab<'_> {
         launch: &Launch<'_>,
         before: &mut dyn FnMut(&mut Self) -> Result<(), LiveError>,
     ) -> Result<(), LiveError> {
+        let threads = launch.block.0 * launch.block.1 * launch.block.2;
+        let resources = self.gpu.resources(launch.f);
+        if let Some(max) = resources.max_threads_per_block
+            && threads > max
+        {
+            return Err(LiveError::Plan(format!(
+                "{} cannot run {threads} threads per block: with {} registers per thread it \
+                 allows at most {max}",
+                launch.name,
+                resources.registers.unwrap_or(0)
+            )));
+        }
+        result.resources = Some(resources);
+        result.occupancy = self.gpu.occupancy(launch.f, threads);
         let desc = self.kernel_desc(launch.f, launch.name, launch.grid, launch.block);
         self.repeat(ctx, result, &desc, before, &|g| {
             g.launch(launch.f, launch.grid, launch.block, &launch.args)
@@ -709,10 +863,19 @@ struct Launch<'a> {
 struct PointCtx<'p> {
     plan: &'p SweepPlan,
     module: Option<cudarc::driver::sys::CUmodule>,
+    /// The user's compiled kernel, for a user sweep.
+    user: Option<&'p user::UserModule>,
     point: Point,
     index: usize,
     warmup: u32,
     label: String,
+}
+
+impl PointCtx<'_> {
+    /// Threads per block: the sweep's, or `default` (the configuration's own).
+    fn threads(&self, default: u32) -> u32 {
+        self.point.block.unwrap_or(default)
+    }
 }
 
 fn copy_op(kind: CopyKind, bytes: u64, src: MemoryKind, dst: MemoryKind) -> GpuOpKind {

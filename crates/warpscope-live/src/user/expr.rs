@@ -1,0 +1,310 @@
+//! Size expressions of a user kernel: `N`, `N*N`, `N/2`, `(N+B-1)/B`, `3*N*4`. Integers, the
+//! problem size `N`, the threads per block `B`, `+ - * /` with C's precedence (integer division
+//! for lengths and grids) and parentheses; every step is checked, so an overflow or a division by
+//! zero is an error that names the expression instead of a wrong launch.
+
+use std::fmt;
+
+/// A parsed expression.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    text: String,
+    node: Node,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Node {
+    Num(f64),
+    N,
+    B,
+    Bin(Box<Node>, Op, Box<Node>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+/// What an expression's variables stand for at one point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Vars {
+    /// The problem size.
+    pub n: u64,
+    /// Threads per block (x).
+    pub b: u64,
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Expr {
+    /// Parses `text`; the error says where it stopped making sense.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let tokens = tokenize(text)?;
+        let mut p = Parser { tokens, pos: 0 };
+        let node = p.sum()?;
+        if p.pos < p.tokens.len() {
+            return Err(format!(
+                "cannot read {text:?}: unexpected {:?}",
+                p.tokens[p.pos].text()
+            ));
+        }
+        Ok(Self {
+            text: text.trim().to_string(),
+            node,
+        })
+    }
+
+    /// The value in whole numbers (C's integer division), or why there is none.
+    pub fn eval_u64(&self, vars: Vars) -> Result<u64, String> {
+        eval_int(&self.node, vars).ok_or_else(|| {
+            format!(
+                "{} cannot be computed at N = {}, B = {} (overflow, a negative value, a fraction \
+                 or a division by zero)",
+                self.text, vars.n, vars.b
+            )
+        })
+    }
+
+    /// The value as a real number (for `--bytes`, `--flops` and float scalars).
+    pub fn eval_f64(&self, vars: Vars) -> Result<f64, String> {
+        let v = eval_real(&self.node, vars);
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            Err(format!(
+                "{} is not a finite number at N = {}",
+                self.text, vars.n
+            ))
+        }
+    }
+
+    /// True if the expression mentions `B` (so it changes with the block size).
+    pub fn uses_block(&self) -> bool {
+        fn uses(n: &Node) -> bool {
+            match n {
+                Node::B => true,
+                Node::Bin(a, _, b) => uses(a) || uses(b),
+                _ => false,
+            }
+        }
+        uses(&self.node)
+    }
+}
+
+fn eval_int(node: &Node, vars: Vars) -> Option<u64> {
+    match node {
+        Node::Num(v) => (v.fract() == 0.0 && *v >= 0.0 && *v < 1.8e19).then_some(*v as u64),
+        Node::N => Some(vars.n),
+        Node::B => Some(vars.b),
+        Node::Bin(a, op, b) => {
+            let (a, b) = (eval_int(a, vars)?, eval_int(b, vars)?);
+            match op {
+                Op::Add => a.checked_add(b),
+                Op::Sub => a.checked_sub(b),
+                Op::Mul => a.checked_mul(b),
+                Op::Div => a.checked_div(b),
+            }
+        }
+    }
+}
+
+fn eval_real(node: &Node, vars: Vars) -> f64 {
+    match node {
+        Node::Num(v) => *v,
+        Node::N => vars.n as f64,
+        Node::B => vars.b as f64,
+        Node::Bin(a, op, b) => {
+            let (a, b) = (eval_real(a, vars), eval_real(b, vars));
+            match op {
+                Op::Add => a + b,
+                Op::Sub => a - b,
+                Op::Mul => a * b,
+                Op::Div => a / b,
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Token {
+    Num(f64),
+    Var(char),
+    Op(char),
+}
+
+impl Token {
+    fn text(&self) -> String {
+        match self {
+            Self::Num(v) => v.to_string(),
+            Self::Var(c) | Self::Op(c) => c.to_string(),
+        }
+    }
+}
+
+fn tokenize(text: &str) -> Result<Vec<Token>, String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() || c == '.' {
+            let start = i;
+            while i < chars.len()
+                && (chars[i].is_ascii_alphanumeric()
+                    || chars[i] == '.'
+                    || ((chars[i] == '-' || chars[i] == '+')
+                        && matches!(chars[i - 1], 'e' | 'E')
+                        && chars[start..i]
+                            .iter()
+                            .all(|c| c.is_ascii_digit() || *c == '.' || *c == 'e' || *c == 'E')))
+            {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            out.push(Token::Num(number(&word).ok_or_else(|| {
+                format!("cannot read {text:?}: {word:?} is not a number (1000, 1e6, 4K, 2M, 1Ki)")
+            })?));
+        } else if c == 'N' || c == 'B' {
+            out.push(Token::Var(c));
+            i += 1;
+        } else if "+-*/()".contains(c) {
+            out.push(Token::Op(c));
+            i += 1;
+        } else {
+            return Err(format!(
+                "cannot read {text:?}: {c:?} is not allowed (use numbers, N, B, + - * / and \
+                 parentheses)"
+            ));
+        }
+    }
+    if out.is_empty() {
+        return Err("an empty expression".into());
+    }
+    Ok(out)
+}
+
+/// A number with an optional K/M/G (powers of 1000) or Ki/Mi/Gi (powers of 1024) suffix.
+fn number(word: &str) -> Option<f64> {
+    let (digits, factor) = [
+        ("Ki", 1024f64),
+        ("Mi", 1_048_576.0),
+        ("Gi", 1_073_741_824.0),
+        ("K", 1e3),
+        ("M", 1e6),
+        ("G", 1e9),
+    ]
+    .iter()
+    .find_map(|&(s, f)| word.strip_suffix(s).map(|d| (d, f)))
+    .unwrap_or((word, 1.0));
+    let v: f64 = digits.parse().ok()?;
+    v.is_finite().then_some(v * factor)
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    pos: usize,
+}
+
+impl Parser {
+    fn peek_op(&self) -> Option<char> {
+        match self.tokens.get(self.pos) {
+            Some(Token::Op(c)) => Some(*c),
+            _ => None,
+        }
+    }
+
+    fn sum(&mut self) -> Result<Node, String> {
+        let mut left = self.product()?;
+        while let Some(c @ ('+' | '-')) = self.peek_op() {
+            self.pos += 1;
+            let right = self.product()?;
+            let op = if c == '+' { Op::Add } else { Op::Sub };
+            left = Node::Bin(Box::new(left), op, Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn product(&mut self) -> Result<Node, String> {
+        let mut left = self.atom()?;
+        while let Some(c @ ('*' | '/')) = self.peek_op() {
+            self.pos += 1;
+            let right = self.atom()?;
+            let op = if c == '*' { Op::Mul } else { Op::Div };
+            left = Node::Bin(Box::new(left), op, Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn atom(&mut self) -> Result<Node, String> {
+        let token = self.tokens.get(self.pos).cloned();
+        self.pos += 1;
+        match token {
+            Some(Token::Num(v)) => Ok(Node::Num(v)),
+            Some(Token::Var('N')) => Ok(Node::N),
+            Some(Token::Var(_)) => Ok(Node::B),
+            Some(Token::Op('(')) => {
+                let inner = self.sum()?;
+                if self.peek_op() != Some(')') {
+                    return Err("a '(' without its ')'".into());
+                }
+                self.pos += 1;
+                Ok(inner)
+            }
+            Some(t) => Err(format!("unexpected {:?}", t.text())),
+            None => Err("the expression ends too early".into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str, n: u64) -> Result<u64, String> {
+        Expr::parse(text)?.eval_u64(Vars { n, b: 256 })
+    }
+
+    #[test]
+    fn expressions_follow_c_precedence_and_integer_division() {
+        assert_eq!(at("N", 1000), Ok(1000));
+        assert_eq!(at("N*N", 1024), Ok(1_048_576));
+        assert_eq!(at("N/2", 7), Ok(3));
+        assert_eq!(at("2+3*N", 10), Ok(32));
+        assert_eq!(at("(2+3)*N", 10), Ok(50));
+        assert_eq!(at("(N+B-1)/B", 1000), Ok(4));
+        assert_eq!(at("4K", 0), Ok(4000));
+        assert_eq!(at("1Ki*N", 2), Ok(2048));
+        assert_eq!(at("1e6", 0), Ok(1_000_000));
+        let e = Expr::parse("2.5*N").unwrap();
+        assert_eq!(e.eval_f64(Vars { n: 4, b: 1 }), Ok(10.0));
+        assert!(Expr::parse("N/B").unwrap().uses_block());
+        assert!(!Expr::parse("N*4").unwrap().uses_block());
+    }
+
+    #[test]
+    fn bad_expressions_say_why() {
+        assert!(Expr::parse("N*").unwrap_err().contains("ends too early"));
+        assert!(Expr::parse("(N+1").unwrap_err().contains("without its ')'"));
+        assert!(
+            Expr::parse("M*N")
+                .unwrap_err()
+                .contains("'M' is not allowed")
+        );
+        assert!(Expr::parse("N N").unwrap_err().contains("unexpected \"N\""));
+        assert!(Expr::parse("").is_err());
+        let err = at("N-2000", 1000).unwrap_err();
+        assert!(err.contains("cannot be computed at N = 1000"), "{err}");
+        assert!(at("N/0", 5).is_err());
+        assert!(at("N*N*N*N*N", 1 << 20).is_err());
+        assert!(at("N/2.5", 5).is_err());
+    }
+}

@@ -1,0 +1,94 @@
+//! On a machine with a GPU (skipped elsewhere): a user kernel that faults is reported as a failed
+//! point (the rest of its sweep as not run), and a later run in the same process fails with a
+//! message rather than a crash; a buggy kernel is caught by `--check-against`.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+use std::path::Path;
+
+use warpscope_live::{
+    LiveProgress, RunOptions, SweepPlan, UserKernel, UserRequest, kernel, probe, run_sweep,
+};
+
+/// `examples/NAME` of the repository (`WARPSCOPE_EXAMPLES` names the folder where the test binary
+/// runs away from its checkout).
+fn example(name: &str) -> std::path::PathBuf {
+    std::env::var_os("WARPSCOPE_EXAMPLES")
+        .map_or_else(
+            || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples"),
+            Into::into,
+        )
+        .join(name)
+}
+
+fn user_plan(kernel_name: &str, check_against: Option<&str>) -> SweepPlan {
+    let req = UserRequest {
+        source: example("saxpy_buggy.cu"),
+        kernel: kernel_name.into(),
+        args: "f32=2.5 f32[N]=rand f32[N]=rand i32=N".into(),
+        check_against: check_against.map(str::to_string),
+        ..UserRequest::default()
+    };
+    let user = UserKernel::from_request(&req).unwrap();
+    SweepPlan::for_user(user, Some(&[1_000_000, 2_000_000]), &[], 3, 1).unwrap()
+}
+
+#[test]
+fn a_faulting_kernel_fails_its_point_and_poisons_only_its_process() {
+    if probe().is_err() {
+        eprintln!("skipped: no GPU here");
+        return;
+    }
+    let opts = RunOptions {
+        measure_peaks: false,
+        ..RunOptions::default()
+    };
+    let progress = LiveProgress::default();
+    let out = run_sweep(&user_plan("saxpy_fault", None), &opts, &progress).unwrap();
+    let points = &out.run.points;
+    assert_eq!(points.len(), 2);
+    let first = points[0].error.as_deref().unwrap();
+    assert!(first.starts_with("the kernel faulted: "), "{first}");
+    assert!(points[1].error.as_deref().unwrap().starts_with("not run"));
+    assert!(!out.run.all_checks_ok());
+
+    // A fault is sticky: no later CUDA call in this process works (a reset primary context
+    // included), which is why the GUI runs every sweep in a child process. The next run says so
+    // instead of crashing.
+    let plan = SweepPlan::new(
+        kernel("vector_add").unwrap(),
+        Some(&[1_000_000]),
+        Some(&["grid-device".to_string()]),
+        3,
+        1,
+    )
+    .unwrap();
+    let err = run_sweep(&plan, &opts, &progress).unwrap_err().to_string();
+    assert!(err.starts_with("CUDA "), "{err}");
+}
+
+#[test]
+fn a_buggy_kernel_is_caught_by_check_against() {
+    if probe().is_err() {
+        eprintln!("skipped: no GPU here");
+        return;
+    }
+    let opts = RunOptions {
+        measure_peaks: false,
+        ..RunOptions::default()
+    };
+    let out = run_sweep(
+        &user_plan("saxpy_buggy", Some("saxpy_ref")),
+        &opts,
+        &LiveProgress::default(),
+    )
+    .unwrap();
+    let check = out.run.points[0].check.unwrap();
+    assert!(!check.ok && check.rel_error > 0.5, "{check:?}");
+    let out = run_sweep(
+        &user_plan("saxpy_ref", Some("saxpy_buggy")),
+        &opts,
+        &LiveProgress::default(),
+    )
+    .unwrap();
+    assert!(!out.run.points[0].check.unwrap().ok);
+}

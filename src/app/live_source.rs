@@ -1,0 +1,317 @@
+//! The Live lab's form for your own kernel: a `.cu` file dropped on the window (or given with
+//! File → Open), the `__global__` functions found in it, the argument SPEC (pre-filled from the
+//! chosen kernel's signature), launch shape, sizes and work, checked as you type with the same
+//! rules as `warpscope live --source`, and the source and NVRTC's log beside it.
+
+use std::path::{Path, PathBuf};
+
+use egui::{Color32, RichText};
+use warpscope_live::user::spec::{Param, kernels_in};
+use warpscope_live::{SweepPlan, UserKernel, UserRequest, parse_blocks, parse_sizes};
+
+/// Colour of error text.
+pub(crate) const ERROR: Color32 = Color32::from_rgb(0xe0, 0x60, 0x50);
+
+/// The form of a user kernel.
+#[derive(Clone, Debug, Default)]
+pub struct SourceForm {
+    /// The file.
+    pub path: PathBuf,
+    source: String,
+    kernels: Vec<(String, Vec<Param>)>,
+    /// The kernel to time.
+    pub kernel: String,
+    /// The argument SPEC.
+    pub args: String,
+    grid: String,
+    block: String,
+    blocks: String,
+    sizes: String,
+    defines: String,
+    flops: String,
+    bytes: String,
+    /// The kernel to check against ("" for none).
+    check_against: String,
+}
+
+/// A SPEC for `params`: every pointer a random buffer of N elements, integers N, floats 1.5.
+pub fn default_spec(params: &[Param]) -> String {
+    params
+        .iter()
+        .map(|p| {
+            let ty = p.ty.map_or("f32", |t| t.as_str());
+            if p.pointer {
+                format!("{ty}[N]=rand")
+            } else if ty.starts_with('f') {
+                format!("{ty}=1.5")
+            } else {
+                format!("{ty}=N")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl SourceForm {
+    /// Reads `path` and fills the form for its first kernel.
+    pub fn from_file(path: &Path) -> Result<Self, String> {
+        let source = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let kernels = kernels_in(&source);
+        let Some((first, params)) = kernels.first().cloned() else {
+            return Err(format!(
+                "{} defines no __global__ function: nothing to run",
+                path.display()
+            ));
+        };
+        Ok(Self {
+            path: path.to_path_buf(),
+            source,
+            kernels,
+            args: default_spec(&params),
+            kernel: first,
+            sizes: "1M,10M,100M".into(),
+            ..Self::default()
+        })
+    }
+
+    fn opt(text: &str) -> Option<String> {
+        let t = text.trim();
+        (!t.is_empty()).then(|| t.to_string())
+    }
+
+    /// What the form asks for, as the command line would.
+    pub fn request(&self) -> UserRequest {
+        UserRequest {
+            source: self.path.clone(),
+            kernel: self.kernel.clone(),
+            args: self.args.clone(),
+            grid: Self::opt(&self.grid),
+            block: Self::opt(&self.block),
+            defines: self
+                .defines
+                .split([',', ' '])
+                .filter(|d| !d.trim().is_empty())
+                .map(|d| d.trim().to_string())
+                .collect(),
+            includes: Vec::new(),
+            bytes: Self::opt(&self.bytes),
+            flops: Self::opt(&self.flops),
+            check_against: Self::opt(&self.check_against),
+        }
+    }
+
+    /// The form as `warpscope live` arguments (after `live`).
+    pub fn cli_args(&self) -> Vec<String> {
+        let mut args = vec![
+            "--source".to_string(),
+            self.path.display().to_string(),
+            "--kernel".into(),
+            self.kernel.clone(),
+            "--args".into(),
+            self.args.clone(),
+            "--sizes".into(),
+            self.sizes.clone(),
+        ];
+        let req = self.request();
+        for (flag, value) in [
+            ("--grid", req.grid),
+            ("--block", req.block),
+            ("--blocks", Self::opt(&self.blocks)),
+            ("--bytes", req.bytes),
+            ("--flops", req.flops),
+            ("--check-against", req.check_against),
+        ] {
+            if let Some(v) = value {
+                args.extend([flag.to_string(), v]);
+            }
+        }
+        for d in req.defines {
+            args.extend(["--define".to_string(), d]);
+        }
+        args
+    }
+
+    /// The sweep, or the first thing wrong with the form (no GPU needed).
+    pub fn plan(&self, repeat: u32, warmup: u32) -> Result<SweepPlan, String> {
+        let user = UserKernel::from_source(&self.request(), &self.path, self.source.clone())
+            .map_err(|e| e.to_string())?;
+        let sizes = parse_sizes(&self.sizes).map_err(|e| e.to_string())?;
+        let blocks = match Self::opt(&self.blocks) {
+            Some(b) => parse_blocks(&b)?,
+            None => Vec::new(),
+        };
+        SweepPlan::for_user(user, Some(&sizes), &blocks, repeat, warmup).map_err(|e| e.to_string())
+    }
+
+    /// The form's fields.
+    pub fn form_ui(&mut self, ui: &mut egui::Ui) {
+        let mut chosen = self.kernel.clone();
+        egui::Grid::new("live_source_inputs")
+            .num_columns(2)
+            .spacing([12.0, 6.0])
+            .show(ui, |ui| {
+                ui.label("File");
+                ui.label(RichText::new(self.path.display().to_string()).strong());
+                ui.end_row();
+                let label = ui.label("Kernel");
+                egui::ComboBox::from_id_salt("live_user_kernel")
+                    .selected_text(&self.kernel)
+                    .show_ui(ui, |ui| {
+                        for (name, _) in &self.kernels {
+                            ui.selectable_value(&mut chosen, name.clone(), name);
+                        }
+                    })
+                    .response
+                    .labelled_by(label.id);
+                ui.end_row();
+                if let Some((_, params)) = self.kernels.iter().find(|(n, _)| *n == self.kernel) {
+                    ui.label("");
+                    let sig: Vec<&str> = params.iter().map(|p| p.text.as_str()).collect();
+                    ui.label(
+                        RichText::new(format!("({})", sig.join(", ")))
+                            .weak()
+                            .monospace(),
+                    );
+                    ui.end_row();
+                }
+                let fields: [(&str, &mut String, &str); 9] = [
+                    (
+                        "Arguments",
+                        &mut self.args,
+                        "One per parameter: f32[N]=rand, i32[N]=iota, f64[N*N]=1.5, f32=2.5, \
+                         i32=N",
+                    ),
+                    ("Sizes (N)", &mut self.sizes, "Comma-separated: 1M,10M,100M"),
+                    (
+                        "Grid",
+                        &mut self.grid,
+                        "Blocks, in N and B (threads per block): (N+B-1)/B, 64,64. Empty: \
+                         enough blocks to cover N",
+                    ),
+                    (
+                        "Block",
+                        &mut self.block,
+                        "Threads per block: 256, 16x16 (empty: 256)",
+                    ),
+                    (
+                        "Block sizes",
+                        &mut self.blocks,
+                        "A launch-configuration sweep: 32,64,128,256,512,1024",
+                    ),
+                    ("FLOPs", &mut self.flops, "Per launch, in N: 2*N"),
+                    (
+                        "Bytes",
+                        &mut self.bytes,
+                        "Per launch, in N: 12*N (empty: every buffer once)",
+                    ),
+                    (
+                        "Defines",
+                        &mut self.defines,
+                        "NAME or NAME=VALUE, comma-separated",
+                    ),
+                    (
+                        "Check against",
+                        &mut self.check_against,
+                        "Another kernel of the file, run once on the same inputs",
+                    ),
+                ];
+                for (name, value, hint) in fields {
+                    let label = ui.label(name);
+                    ui.add(egui::TextEdit::singleline(value).desired_width(320.0))
+                        .labelled_by(label.id)
+                        .on_hover_text(hint);
+                    ui.end_row();
+                }
+            });
+        if chosen != self.kernel {
+            if let Some((_, params)) = self.kernels.iter().find(|(n, _)| *n == chosen) {
+                self.args = default_spec(params);
+            }
+            self.kernel = chosen;
+        }
+    }
+
+    /// The source with line numbers, and NVRTC's log under it.
+    pub fn source_ui(&self, ui: &mut egui::Ui, log: Option<&str>) {
+        egui::CollapsingHeader::new(format!("Source ({} lines)", self.source.lines().count()))
+            .id_salt("live_user_source")
+            .show(ui, |ui| {
+                egui::ScrollArea::both()
+                    .id_salt("live_user_source_scroll")
+                    .max_height(220.0)
+                    .show(ui, |ui| {
+                        let numbered: String = self
+                            .source
+                            .lines()
+                            .enumerate()
+                            .map(|(i, l)| format!("{:>4}  {l}\n", i + 1))
+                            .collect();
+                        ui.label(RichText::new(numbered).monospace().size(11.0));
+                    });
+            });
+        if let Some(log) = log.filter(|l| !l.trim().is_empty()) {
+            ui.label(RichText::new("Compile log").strong());
+            egui::ScrollArea::both()
+                .id_salt("live_user_log")
+                .max_height(160.0)
+                .show(ui, |ui| {
+                    ui.label(RichText::new(log).monospace().size(11.0).color(ERROR));
+                });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dropped_file_fills_the_form_from_the_first_kernels_signature() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/saxpy.cu");
+        let form = SourceForm::from_file(&path).unwrap();
+        assert_eq!(form.kernel, "saxpy");
+        assert_eq!(form.args, "f32=1.5 f32[N]=rand f32[N]=rand i32=N");
+        let names: Vec<_> = form.kernels.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["saxpy", "saxpy_grid_stride"]);
+        let plan = form.plan(5, 1).unwrap();
+        assert_eq!(plan.sizes, [1_000_000, 10_000_000, 100_000_000]);
+        let mut bad = form.clone();
+        bad.args = "f32=1.5".into();
+        assert!(bad.plan(5, 1).unwrap_err().contains("takes 4 parameter(s)"));
+        let mut sweep = form;
+        sweep.blocks = "64,32".into();
+        assert_eq!(sweep.plan(5, 1).unwrap().blocks, [32, 64]);
+        sweep.flops = "2*N".into();
+        sweep.defines = "TILE=4, FAST".into();
+        let args = sweep.cli_args();
+        let tail: Vec<&str> = args[2..].iter().map(String::as_str).collect();
+        assert_eq!(
+            tail,
+            [
+                "--kernel",
+                "saxpy",
+                "--args",
+                "f32=1.5 f32[N]=rand f32[N]=rand i32=N",
+                "--sizes",
+                "1M,10M,100M",
+                "--blocks",
+                "64,32",
+                "--flops",
+                "2*N",
+                "--define",
+                "TILE=4",
+                "--define",
+                "FAST"
+            ]
+        );
+        let none = std::env::temp_dir().join(format!("warpscope-empty-{}.cu", std::process::id()));
+        std::fs::write(&none, "int main() {}").unwrap();
+        assert!(
+            SourceForm::from_file(&none)
+                .unwrap_err()
+                .contains("no __global__ function")
+        );
+        std::fs::remove_file(&none).unwrap();
+    }
+}
