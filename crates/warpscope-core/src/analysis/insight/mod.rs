@@ -239,6 +239,21 @@ pub fn kernel_insights(profile: &Profile, range: TimeRange) -> Vec<KernelInsight
     kernels::kernel_insights(profile, &acts, &launch)
 }
 
+/// The temporal breakdown of each device over `range` (window, busy, compute, communication,
+/// memory, idle, kernel time; `docs/analysis.md`, section 2) without the rest of [`analyze`]:
+/// the figures are those [`analyze`] gives, but `idle_breakdown` is left at zero and
+/// `utilisation` has `buckets` buckets. What cross-rank analysis asks of every rank and step.
+pub fn device_breakdowns(
+    profile: &Profile,
+    range: TimeRange,
+    buckets: usize,
+) -> Vec<DeviceBreakdown> {
+    let acts = activities(profile, range);
+    acts.chunk_by(|a, b| a.device == b.device)
+        .map(|dev| breakdown::device_breakdown(dev, &idle::busy_of(dev), buckets))
+        .collect()
+}
+
 /// Analyses `profile` over `range`: see the module documentation and `docs/analysis.md`.
 pub fn analyze(profile: &Profile, range: TimeRange, opts: &AnalyzeOptions) -> Insights {
     let acts = activities(profile, range);
