@@ -6,6 +6,8 @@ pub mod cli;
 pub mod compare;
 pub mod gui;
 pub mod live;
+pub mod load;
+pub mod output;
 mod report;
 
 /// The text of a panic's payload (`panic!("...")` gives a `&str` or a `String`), for messages

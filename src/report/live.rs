@@ -9,7 +9,7 @@ use warpscope_core::time::format_duration_ns;
 use warpscope_live::{CATALOG, Check, DeviceFacts, LiveRun, Peaks, format_size};
 
 use super::csv_field;
-use crate::cli::OutputFormat;
+use crate::output::OutputFormat;
 
 #[derive(Serialize)]
 struct CatalogEntry {

@@ -39,7 +39,7 @@ pub struct MatchedCollective {
 pub(crate) struct Arrivals {
     /// Collectives the rank took part in (with at least one other rank).
     pub collectives: usize,
-    /// Of those, how many it arrived at last.
+    /// Of those, how many it arrived at last, after at least one other rank.
     pub last: usize,
     /// Summed lateness past each collective's median arrival (positive parts only).
     pub late_ns: i64,
@@ -88,9 +88,12 @@ pub(crate) fn match_collectives(
             a.late_ns = a.late_ns.saturating_add((start - median).max(0));
             wait_ns = wait_ns.saturating_add(last_start - start);
         }
-        let last = &mut arrivals[last_pos];
-        last.last += 1;
-        last.caused_wait_ns = last.caused_wait_ns.saturating_add(wait_ns);
+        // A tie (every rank at the same moment) makes nobody late.
+        if last_start > first_start {
+            let last = &mut arrivals[last_pos];
+            last.last += 1;
+            last.caused_wait_ns = last.caused_wait_ns.saturating_add(wait_ns);
+        }
         let mut names: Vec<&str> = calls.iter().map(|c| c.3).collect();
         names.sort_unstable();
         names.dedup();

@@ -12,6 +12,8 @@ pub use collectives::MatchedCollective;
 pub use facts::{Breakdown, CollectiveCall, RankFacts, RankSource, StepFacts, collective_name};
 pub use job::{Job, JobError, JobOptions, job_files, load_job};
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 
 use crate::analysis::compare::rank_shifts_ns;
@@ -199,14 +201,20 @@ pub fn fleet_report(ranks: &[RankFacts]) -> FleetReport {
 fn reason(a: &collectives::Arrivals, extra_compute_ns: i64, median_compute_ns: i64) -> String {
     let mut parts = Vec::new();
     if a.late_ns > 0 {
-        parts.push(format!(
-            "arrived last at {} of {} collectives and {} after the median rank in all; the others \
-             waited {} for it",
-            a.last,
-            a.collectives,
+        let mut text = format!(
+            "{} after the median arrival, summed over {} collectives",
             format_duration_ns(a.late_ns),
-            format_duration_ns(a.caused_wait_ns),
-        ));
+            a.collectives,
+        );
+        if a.last > 0 {
+            let _ = write!(
+                text,
+                "; last to arrive at {} of them, the others waited {} for it",
+                a.last,
+                format_duration_ns(a.caused_wait_ns),
+            );
+        }
+        parts.push(text);
     }
     if extra_compute_ns > 0 {
         parts.push(format!(

@@ -144,7 +144,7 @@ fn eight_ranks_the_late_rank_first_then_the_slow_one() {
     );
     assert_eq!(slow.score, slow.late_ns + slow.extra_compute_ns);
     assert!(
-        late.reason.contains("arrived last at 4 of 4 collectives"),
+        late.reason.contains("last to arrive at 4 of them"),
         "{}",
         late.reason
     );
