@@ -108,6 +108,21 @@ enum Command {
         #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
         format: OutputFormat,
     },
+    /// Write profiles, or every rank of a job, as Parquet tables for DuckDB, DataFusion, Spark
+    /// (events, kernels, copies, API calls, flows, devices, runs; docs/export.md), or as CSV
+    /// files of the ranked tables.
+    #[command(after_help = EXPORT_HELP)]
+    Export {
+        /// The profiles, or directories of per-rank traces.
+        #[arg(value_name = "FILE_OR_DIR", required = true)]
+        paths: Vec<PathBuf>,
+        /// Where to write (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Parquet tables or CSV files.
+        #[arg(long, value_enum, default_value_t = crate::export::ExportFormat::Parquet)]
+        format: crate::export::ExportFormat,
+    },
     /// What a file is: format and tool, devices, tracks with event counts, time span, warnings.
     Info {
         /// The profile.
@@ -206,6 +221,13 @@ Examples:
   python3 scripts/gen_ranks.py /tmp/job --ranks 8 && warpscope fleet /tmp/job
   warpscope fleet traces/ --format json
   warpscope fleet job_rank0.json.gz job_rank1.json.gz --top 20";
+
+const EXPORT_HELP: &str = "\
+Examples:
+  warpscope export --out /tmp/pq sample_profiles/resnet50_b64_fp32.pt.trace.json.gz
+  warpscope export --out /tmp/job_pq /tmp/job        # a directory of per-rank traces
+  duckdb -c \"SELECT name, count(*), sum(dur_ns) FROM '/tmp/job_pq/kernels/*.parquet' GROUP BY 1 ORDER BY 3 DESC LIMIT 10\"
+  warpscope export --format csv --out /tmp/csv /tmp/job";
 
 const ANALYZE_HELP: &str = "\
 Examples:
@@ -315,6 +337,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let job = crate::load::load_job(&paths, false, cli.common.timings)?;
             emit(&report::fleet(&job.report, top, format)?)?;
         }
+        Some(Command::Export { paths, out, format }) => {
+            let text = crate::export::export(&paths, &out, format)?;
+            emit(&text)?;
+        }
         Some(Command::Info { file, format }) => {
             let profile = load(&file, cli.common)?;
             emit(&report::info(&profile, format)?)?;
@@ -343,8 +369,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 /// The subcommands, for suggestions.
-const COMMANDS: [&str; 7] = [
-    "summary", "info", "analyze", "compare", "fleet", "live", "help",
+const COMMANDS: [&str; 8] = [
+    "summary", "info", "analyze", "compare", "fleet", "export", "live", "help",
 ];
 
 /// Fails with a suggestion when `arg` is not a file but looks like a mistyped subcommand

@@ -4,6 +4,7 @@
 pub mod app;
 pub mod cli;
 pub mod compare;
+pub mod export;
 pub mod gui;
 pub mod live;
 pub mod load;

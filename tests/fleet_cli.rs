@@ -172,3 +172,52 @@ fn bad_input_is_named() {
     assert!(stderr(&out).contains("job_rank0.json"), "{}", stderr(&out));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn export_writes_one_parquet_file_per_table_and_run_and_csv_tables() {
+    let Some(dir) = generate("fleet-export", &["--ranks", "3"]) else {
+        return;
+    };
+    let out = dir.join("pq");
+    let o = warpscope(&[
+        "export",
+        "--out",
+        out.to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("wrote 3 runs as Parquet"), "{text}");
+    // 3 ranks × 4 steps × (3 buckets × (6 compute + 1 all-reduce)) kernels; no half groups
+    // with 3 ranks.
+    assert!(text.contains("  kernels/  252 rows"), "{text}");
+    for table in [
+        "events",
+        "kernels",
+        "copies",
+        "api_calls",
+        "flows",
+        "devices",
+        "runs",
+    ] {
+        for run in 0..3 {
+            let f = out.join(table).join(format!("run-0000{run}.parquet"));
+            assert!(f.is_file(), "{}", f.display());
+        }
+    }
+    let csv = dir.join("csv");
+    let o = warpscope(&[
+        "export",
+        "--format",
+        "csv",
+        "--out",
+        csv.to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ranks = std::fs::read_to_string(csv.join("fleet_ranks.csv")).unwrap();
+    assert_eq!(ranks.lines().count(), 4);
+    let summary = std::fs::read_to_string(csv.join("job_rank1.summary.csv")).unwrap();
+    assert!(summary.contains("ncclDevKernel_AllReduce"), "{summary}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
