@@ -24,7 +24,9 @@ use crate::report;
 pub struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Profiles to open in the viewer.
+    /// Profiles to open in the viewer; a directory opens every rank's trace in it as one job
+    /// (one timeline, and the Job view: ranks × steps, stragglers).
+    #[arg(value_name = "FILE_OR_DIR")]
     files: Vec<PathBuf>,
     /// Open FILE... as one comparison of runs (shown in the order of the swept number, batch
     /// or GPU count, the smallest the baseline; otherwise the first given).

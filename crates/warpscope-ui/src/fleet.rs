@@ -1,0 +1,282 @@
+//! The job view of a distributed run: a rank × step heat map (time per step, or compute,
+//! communication or idle time within the step), rank rows sorted by straggler score, and a
+//! click on a cell that takes the timeline to that rank's GPU at that step.
+
+use egui::{Color32, Rect, RichText, Sense, Ui, vec2};
+use warpscope_core::analysis::fleet::{FleetReport, StepCell};
+use warpscope_core::time::format_duration_ns as dur;
+use warpscope_core::{Profile, TimeRange};
+
+use crate::timeline::TimelineState;
+
+/// What the colour of a cell shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Metric {
+    /// Duration of the step.
+    #[default]
+    StepTime,
+    /// Compute time within the step.
+    Compute,
+    /// Communication time (not under compute) within the step.
+    Comm,
+    /// GPU idle time within the step.
+    Idle,
+}
+
+impl Metric {
+    const ALL: [Self; 4] = [Self::StepTime, Self::Compute, Self::Comm, Self::Idle];
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::StepTime => "Time per step",
+            Self::Compute => "Compute",
+            Self::Comm => "Communication",
+            Self::Idle => "Idle",
+        }
+    }
+
+    /// The cell's value for this metric.
+    pub fn of(self, c: &StepCell) -> i64 {
+        match self {
+            Self::StepTime => c.dur_ns,
+            Self::Compute => c.compute_ns,
+            Self::Comm => c.comm_ns,
+            Self::Idle => c.idle_ns,
+        }
+    }
+}
+
+/// The job view's state.
+#[derive(Clone, Debug, Default)]
+pub struct FleetState {
+    /// What the colours show.
+    pub metric: Metric,
+    /// The cell clicked last: (rank, step).
+    pub selected: Option<(i64, u64)>,
+}
+
+/// Rank rows: highest straggler score first, then by rank.
+pub fn rank_order(report: &FleetReport) -> Vec<i64> {
+    let mut ranks: Vec<i64> = report.ranks.iter().map(|r| r.rank).collect();
+    ranks.sort_by_key(|&r| (std::cmp::Reverse(report.score_of(r)), r));
+    ranks
+}
+
+/// The device of `rank` in the merged profile: the one whose `rank` property names it (the
+/// merge writes `rank 3`), else the device numbered like the rank.
+pub fn rank_device(profile: &Profile, rank: i64) -> Option<u32> {
+    let who = format!("rank {rank}");
+    profile
+        .devices
+        .iter()
+        .find(|d| d.properties.iter().any(|(k, v)| k == "rank" && *v == who))
+        .map(|d| d.id)
+        .or_else(|| u32::try_from(rank).ok())
+}
+
+/// Shows the job view; a click on a cell shows that step on the timeline, scrolled to the
+/// rank's GPU. Returns the (rank, step) clicked this frame.
+pub fn fleet_ui(
+    ui: &mut Ui,
+    profile: &Profile,
+    report: &FleetReport,
+    state: &mut FleetState,
+    timeline: &mut TimelineState,
+) -> Option<(i64, u64)> {
+    ui.horizontal(|ui| {
+        ui.strong(format!("Job of {} ranks", report.ranks.len()));
+        ui.label("Colour:");
+        for m in Metric::ALL {
+            ui.selectable_value(&mut state.metric, m, m.label());
+        }
+    });
+    if !report.aligned {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            "A trace has no Unix-epoch time origin: ranks are not on one clock.",
+        );
+    }
+    if report.step_numbers.is_empty() {
+        ui.weak("No ProfilerStep#N ranges in these traces: no per-step map.");
+    }
+    let clicked = heat_map_ui(ui, report, state);
+    if let Some((rank, step)) = clicked {
+        state.selected = Some((rank, step));
+        if let Some(c) = report
+            .steps
+            .iter()
+            .find(|c| c.rank == rank && c.step == step)
+        {
+            let margin = (c.dur_ns / 50).max(1);
+            timeline.set_visible_range(TimeRange::new(
+                c.start_ns - margin,
+                c.start_ns + c.dur_ns + margin,
+            ));
+            if let Some(device) = rank_device(profile, rank) {
+                timeline.scroll_to_device(profile, device);
+            }
+        }
+    }
+    ui.separator();
+    ui.strong("Stragglers (score = lateness past the median arrival + compute above the median; docs/fleet.md)");
+    if report.stragglers.is_empty() {
+        ui.weak("None: no rank arrived late or computed longer than the median rank.");
+    }
+    for (i, s) in report.stragglers.iter().take(5).enumerate() {
+        ui.label(format!(
+            "{}. rank {}: score {}: {}",
+            i + 1,
+            s.rank,
+            dur(s.score),
+            s.reason
+        ));
+    }
+    clicked
+}
+
+/// Row height and the widths of the label column and of a cell, in points.
+const ROW_H: f32 = 18.0;
+const LABEL_W: f32 = 190.0;
+const CELL_MIN_W: f32 = 14.0;
+
+fn heat_map_ui(ui: &mut Ui, report: &FleetReport, state: &FleetState) -> Option<(i64, u64)> {
+    let steps = &report.step_numbers;
+    if steps.is_empty() {
+        return None;
+    }
+    let values: Vec<i64> = report.steps.iter().map(|c| state.metric.of(c)).collect();
+    let lo = values.iter().copied().min().unwrap_or(0);
+    let hi = values.iter().copied().max().unwrap_or(0);
+    ui.horizontal(|ui| {
+        ui.weak(format!(
+            "{}: {} (light) to {} (dark red); rows by straggler score; click a cell to see that \
+             rank's step on the timeline",
+            state.metric.label(),
+            dur(lo),
+            dur(hi)
+        ));
+    });
+    // The step header.
+    #[allow(clippy::cast_precision_loss)]
+    let cell_w = ((ui.available_width() - LABEL_W) / steps.len() as f32).clamp(CELL_MIN_W, 60.0);
+    ui.horizontal(|ui| {
+        ui.add_space(LABEL_W);
+        for (i, s) in steps.iter().enumerate() {
+            let (rect, _) = ui.allocate_exact_size(vec2(cell_w, ROW_H), Sense::hover());
+            if i == 0 || i + 1 == steps.len() || cell_w >= 40.0 {
+                ui.painter().text(
+                    rect.center(),
+                    egui::Align2::CENTER_CENTER,
+                    s.to_string(),
+                    egui::FontId::proportional(11.0),
+                    ui.visuals().weak_text_color(),
+                );
+            }
+        }
+    });
+    let order = rank_order(report);
+    let mut clicked = None;
+    egui::ScrollArea::vertical()
+        .max_height(ui.available_height().max(120.0))
+        .auto_shrink([false, true])
+        .show_rows(ui, ROW_H, order.len(), |ui, rows| {
+            for &rank in &order[rows] {
+                ui.horizontal(|ui| {
+                    ui.spacing_mut().item_spacing.x = 0.0;
+                    let score = report.score_of(rank);
+                    let label = if score > 0 {
+                        format!("rank {rank} · score {}", dur(score))
+                    } else {
+                        format!("rank {rank}")
+                    };
+                    let (rect, _) = ui.allocate_exact_size(vec2(LABEL_W, ROW_H), Sense::hover());
+                    ui.painter().text(
+                        rect.left_center(),
+                        egui::Align2::LEFT_CENTER,
+                        label,
+                        egui::FontId::proportional(12.0),
+                        ui.visuals().text_color(),
+                    );
+                    for &step in steps {
+                        let cell = report
+                            .steps
+                            .iter()
+                            .find(|c| c.rank == rank && c.step == step);
+                        if let Some(hit) = cell_ui(ui, cell, rank, step, cell_w, lo, hi, state) {
+                            clicked = Some(hit);
+                        }
+                    }
+                });
+            }
+        });
+    clicked
+}
+
+/// One cell; returns (rank, step) when clicked.
+#[allow(clippy::too_many_arguments)]
+fn cell_ui(
+    ui: &mut Ui,
+    cell: Option<&StepCell>,
+    rank: i64,
+    step: u64,
+    w: f32,
+    lo: i64,
+    hi: i64,
+    state: &FleetState,
+) -> Option<(i64, u64)> {
+    let (rect, response) = ui.allocate_exact_size(vec2(w, ROW_H), Sense::click());
+    let Some(c) = cell else {
+        response.widget_info(|| {
+            egui::WidgetInfo::labeled(
+                egui::Role::Cell,
+                true,
+                format!("rank {rank} step {step}: no step"),
+            )
+        });
+        return None;
+    };
+    let value = state.metric.of(c);
+    let name = format!(
+        "rank {rank} step {step}: {} {}",
+        state.metric.label().to_lowercase(),
+        dur(value)
+    );
+    response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &name));
+    let inner = Rect::from_min_size(rect.min, rect.size() - vec2(1.0, 1.0));
+    ui.painter().rect_filled(inner, 0.0, ramp(value, lo, hi));
+    if state.selected == Some((rank, step)) {
+        ui.painter().rect_stroke(
+            inner,
+            0.0,
+            egui::Stroke::new(2.0, ui.visuals().strong_text_color()),
+            egui::StrokeKind::Inside,
+        );
+    }
+    let response = response.on_hover_ui(|ui| {
+        ui.label(RichText::new(format!("rank {rank}, step {step}")).strong());
+        ui.label(format!("step {}", dur(c.dur_ns)));
+        ui.label(format!("compute {}", dur(c.compute_ns)));
+        ui.label(format!("communication {}", dur(c.comm_ns)));
+        ui.label(format!("idle {}", dur(c.idle_ns)));
+        ui.weak("Click: this step of this rank on the timeline");
+    });
+    response.clicked().then_some((rank, step))
+}
+
+/// A light-yellow → dark-red ramp over `lo..=hi`.
+fn ramp(v: i64, lo: i64, hi: i64) -> Color32 {
+    #[allow(clippy::cast_precision_loss)]
+    let t = if hi > lo {
+        ((v - lo) as f32 / (hi - lo) as f32).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let lerp = |a: f32, b: f32| a + (b - a) * t;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let c = |x: f32| x.round().clamp(0.0, 255.0) as u8;
+    Color32::from_rgb(
+        c(lerp(255.0, 150.0)),
+        c(lerp(237.0, 20.0)),
+        c(lerp(160.0, 30.0)),
+    )
+}
