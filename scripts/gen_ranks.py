@@ -3,7 +3,8 @@
 
     python3 scripts/gen_ranks.py OUT_DIR [--ranks 8] [--steps 4] [--buckets 3] [--kernels 6]
                                  [--slow-rank 5] [--slow-factor 1.3] [--late-rank 2]
-                                 [--late-us 400] [--gzip] [--target-mb 0]
+                                 [--late-us 400] [--gzip] [--target-mb 0] [--old-nccl-names]
+                                 [--no-subgroups] [--base-time]
 
 Every rank writes `OUT_DIR/job_rank<R>.json` (Kineto layout: `distributedInfo` with rank,
 world size and the process groups, `deviceProperties`, `traceEvents` with Unix-epoch
@@ -45,6 +46,9 @@ COMPUTE_KERNELS = [
 ]
 ALLREDUCE = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 ALLGATHER = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+# NCCL before 2.19 (what HTA 0.5.0's straggler analysis looks for: names starting `ncclKernel`).
+OLD_ALLREDUCE = "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
+OLD_ALLGATHER = "ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)"
 COMPUTE_STREAM = 7
 COMM_STREAM = 20
 LAUNCH_NS = 4_000  # cudaLaunchKernel duration
@@ -53,9 +57,14 @@ QUEUE_NS = 6_000  # launch to kernel start when the stream is free
 XFER_NS_PER_NELEM = 0.02
 
 
+# Kineto 2024+ writes times relative to `baseTimeNanoseconds` (set by --base-time).
+RELATIVE = False
+
+
 def us(ns):
-    """Unix-epoch microseconds with nanosecond decimals, as text (exact)."""
-    total = EPOCH_US * 1000 + ns
+    """Unix-epoch microseconds with nanosecond decimals, as text (exact); with --base-time,
+    microseconds from the job's base time."""
+    total = ns if RELATIVE else EPOCH_US * 1000 + ns
     return f"{total // 1000}.{total % 1000:03d}"
 
 
@@ -105,10 +114,10 @@ class Rank:
         return start, end, cpu_ns + op_dur + LAUNCH_GAP_NS
 
 
-def process_groups(world):
+def process_groups(world, subgroups=True):
     """(name, description, ranks) of the job's process groups."""
     groups = [("0", "default_pg", list(range(world)))]
-    if world >= 4:
+    if world >= 4 and subgroups:
         half = world // 2
         groups.append(("1", "half_0", list(range(half))))
         groups.append(("2", "half_1", list(range(half, world))))
@@ -139,7 +148,7 @@ def collective(ranks, members, arrive_ns, name, kernel, group, nelems, op):
 def generate(args):
     world = args.ranks
     rng = random.Random(args.seed)
-    groups = process_groups(world)
+    groups = process_groups(world, not args.no_subgroups)
     ranks = [Rank(r) for r in range(world)]
     # Per-rank speed jitter (±1%) and per-launch jitter below.
     speed = [1.0 + rng.uniform(-0.01, 0.01) for _ in range(world)]
@@ -164,7 +173,8 @@ def generate(args):
                 if r == args.late_rank:
                     delay += args.late_us * 1000
                 arrive[r] = max(cpu[r], rk.compute_free_ns) + delay
-            end = collective(ranks, range(world), arrive, "allreduce", ALLREDUCE, groups[0],
+            end = collective(ranks, range(world), arrive, "allreduce",
+                             OLD_ALLREDUCE if args.old_nccl_names else ALLREDUCE, groups[0],
                              4_000_000 + 1_000_000 * bucket, "nccl:all_reduce")
             for r in range(world):
                 cpu[r] = max(cpu[r], arrive[r]) + 10_000
@@ -173,7 +183,8 @@ def generate(args):
             members = group[2]
             arrive = {r: max(cpu[r], ranks[r].compute_free_ns) + int(rng.uniform(0, 2_000))
                       + (args.late_us * 1000 if r == args.late_rank else 0) for r in members}
-            e = collective(ranks, members, arrive, "allgather", ALLGATHER, group, 1_000_000,
+            e = collective(ranks, members, arrive, "allgather",
+                           OLD_ALLGATHER if args.old_nccl_names else ALLGATHER, group, 1_000_000,
                            "nccl:_all_gather_base")
             step_end = max(step_end, e)
         step_end += 20_000
@@ -200,6 +211,7 @@ def write(args, ranks, groups):
                                   "regsPerMultiprocessor": 65536,
                                   "sharedMemPerBlockOptin": 232448,
                                   "sharedMemPerMultiprocessor": 233472}],
+            **({"baseTimeNanoseconds": EPOCH_US * 1000} if RELATIVE else {}),
             "distributedInfo": {"backend": "nccl", "rank": rk.rank, "world_size": world,
                                 "pg_count": len(groups),
                                 "pg_config": [{"pg_name": n, "pg_desc": d,
@@ -240,9 +252,17 @@ def main():
     ap.add_argument("--late-us", type=int, default=400)
     ap.add_argument("--seed", type=int, default=14)
     ap.add_argument("--gzip", action="store_true")
+    ap.add_argument("--base-time", action="store_true",
+                    help="times relative to baseTimeNanoseconds (Kineto 2024+), not epoch µs")
+    ap.add_argument("--no-subgroups", action="store_true",
+                    help="only the default process group: no all-gathers in the halves")
+    ap.add_argument("--old-nccl-names", action="store_true",
+                    help="name NCCL kernels as NCCL < 2.19 did (ncclKernel_AllReduce_RING_LL_...)")
     ap.add_argument("--target-mb", type=float, default=0,
                     help="repeat steps until each file is about this many MB")
     args = ap.parse_args()
+    global RELATIVE
+    RELATIVE = args.base_time
     if args.target_mb > 0:
         # One step's size, measured on a one-step run, sets the step count.
         probe = argparse.Namespace(**{**vars(args), "steps": 1})
