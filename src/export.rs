@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
-use warpscope_core::analysis::compare::profile_rank;
+use warpscope_core::analysis::compare::{file_stem, profile_rank};
 use warpscope_core::analysis::fleet::{RankFacts, fleet_report, job_files};
 use warpscope_core::analysis::summary_report;
 use warpscope_core::{Progress, TimeRange, import_file};
@@ -18,8 +18,8 @@ use crate::output::OutputFormat;
 pub enum ExportFormat {
     /// Parquet tables, one directory per table, one file per run (docs/export.md).
     Parquet,
-    /// CSV: each file's ranked tables (`summary --format csv`), and for several files the
-    /// per-rank table of `fleet`.
+    /// CSV: each file's ranked tables (`summary --format csv`) as `run-00000-<name>.summary.csv`,
+    /// and for several files the per-rank table of `fleet` (`fleet_ranks.csv`).
     Csv,
 }
 
@@ -97,15 +97,10 @@ fn export_one(file: &Path, position: usize, out: &Path, format: ExportFormat) ->
         }
         ExportFormat::Csv => {
             let summary = summary_report(&profile, TimeRange::ALL, None);
-            let stem = file
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let stem = stem
-                .trim_end_matches(".gz")
-                .trim_end_matches(".json")
-                .to_string();
-            let path = out.join(format!("{stem}.summary.csv"));
+            // Numbered like the Parquet files: two files of one name in two folders do not
+            // overwrite each other.
+            let stem = file_stem(&file.to_string_lossy()).to_string();
+            let path = out.join(format!("run-{position:05}-{stem}.summary.csv"));
             std::fs::write(&path, crate::report::summary(&summary, OutputFormat::Csv)?)
                 .with_context(|| format!("{}: cannot write", path.display()))?;
             Vec::new()

@@ -191,15 +191,7 @@ fn export_writes_one_parquet_file_per_table_and_run_and_csv_tables() {
     // 3 ranks × 4 steps × (3 buckets × (6 compute + 1 all-reduce)) kernels; no half groups
     // with 3 ranks.
     assert!(text.contains("  kernels/  252 rows"), "{text}");
-    for table in [
-        "events",
-        "kernels",
-        "copies",
-        "api_calls",
-        "flows",
-        "devices",
-        "runs",
-    ] {
+    for table in warpscope_export::TABLES {
         for run in 0..3 {
             let f = out.join(table).join(format!("run-0000{run}.parquet"));
             assert!(f.is_file(), "{}", f.display());
@@ -217,7 +209,7 @@ fn export_writes_one_parquet_file_per_table_and_run_and_csv_tables() {
     assert!(o.status.success(), "{}", stderr(&o));
     let ranks = std::fs::read_to_string(csv.join("fleet_ranks.csv")).unwrap();
     assert_eq!(ranks.lines().count(), 4);
-    let summary = std::fs::read_to_string(csv.join("job_rank1.summary.csv")).unwrap();
+    let summary = std::fs::read_to_string(csv.join("run-00001-job_rank1.summary.csv")).unwrap();
     assert!(summary.contains("ncclDevKernel_AllReduce"), "{summary}");
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -102,11 +102,7 @@ pub fn fleet_ui(
     let clicked = heat_map_ui(ui, report, state);
     if let Some((rank, step)) = clicked {
         state.selected = Some((rank, step));
-        if let Some(c) = report
-            .steps
-            .iter()
-            .find(|c| c.rank == rank && c.step == step)
-        {
+        if let Some(c) = cell_of(report, rank, step) {
             let margin = (c.dur_ns / 50).max(1);
             timeline.set_visible_range(TimeRange::new(
                 c.start_ns - margin,
@@ -132,6 +128,15 @@ pub fn fleet_ui(
         ));
     }
     clicked
+}
+
+/// The cell of (rank, step): `report.steps` is sorted by rank, then step.
+fn cell_of(report: &FleetReport, rank: i64, step: u64) -> Option<&StepCell> {
+    report
+        .steps
+        .binary_search_by_key(&(rank, step), |c| (c.rank, c.step))
+        .ok()
+        .map(|i| &report.steps[i])
 }
 
 /// Row height and the widths of the label column and of a cell, in points.
@@ -198,10 +203,7 @@ fn heat_map_ui(ui: &mut Ui, report: &FleetReport, state: &FleetState) -> Option<
                         ui.visuals().text_color(),
                     );
                     for &step in steps {
-                        let cell = report
-                            .steps
-                            .iter()
-                            .find(|c| c.rank == rank && c.step == step);
+                        let cell = cell_of(report, rank, step);
                         if let Some(hit) = cell_ui(ui, cell, rank, step, cell_w, lo, hi, state) {
                             clicked = Some(hit);
                         }

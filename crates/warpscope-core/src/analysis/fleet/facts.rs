@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::analysis::compare::{is_nccl_kernel, profile_rank, step_numbers, step_range};
+use crate::analysis::compare::{is_nccl_kernel, profile_rank, step_ranges};
 use crate::analysis::insight::{DeviceBreakdown, device_breakdowns, is_communication};
 use crate::model::{EventKind, Profile, TrackKey};
 use crate::time::TimeRange;
@@ -17,7 +17,7 @@ use crate::time::TimeRange;
 pub enum RankSource {
     /// Kineto's `distributedInfo.rank`, or the file name (`_rank3`, `worker1`).
     Trace,
-    /// Neither gave one: the file's position among the job's files.
+    /// Neither gave one: numbered after the highest known rank, in file order.
     Position,
 }
 
@@ -117,16 +117,13 @@ impl RankFacts {
             ),
         };
         let total = Breakdown::of_devices(&device_breakdowns(profile, TimeRange::ALL, 1));
-        let steps = step_numbers(profile)
+        let steps = step_ranges(profile)
             .into_iter()
-            .filter_map(|step| {
-                let range = step_range(profile, step)?;
-                Some(StepFacts {
-                    step,
-                    start_ns: range.start_ns,
-                    end_ns: range.end_ns,
-                    breakdown: Breakdown::of_devices(&device_breakdowns(profile, range, 1)),
-                })
+            .map(|(step, range)| StepFacts {
+                step,
+                start_ns: range.start_ns,
+                end_ns: range.end_ns,
+                breakdown: Breakdown::of_devices(&device_breakdowns(profile, range, 1)),
             })
             .collect();
         Self {

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{FleetReport, RankFacts, fleet_report};
+use super::{FleetReport, RankFacts, RankSource, fleet_report};
 use crate::import::{ImportError, Progress, import_file};
 use crate::model::Profile;
 
@@ -154,6 +154,20 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
         let (facts, profile) = r?;
         ranks.push(facts);
         profiles.extend(profile);
+    }
+    // Files without a rank come after the highest known one, in file order.
+    let mut next = ranks
+        .iter()
+        .filter(|r| r.rank_source == RankSource::Trace)
+        .map(|r| r.rank.saturating_add(1))
+        .max()
+        .unwrap_or(0);
+    for r in ranks
+        .iter_mut()
+        .filter(|r| r.rank_source == RankSource::Position)
+    {
+        r.rank = next;
+        next = next.saturating_add(1);
     }
     let mut by_rank: Vec<&RankFacts> = ranks.iter().collect();
     by_rank.sort_by_key(|r| r.rank);

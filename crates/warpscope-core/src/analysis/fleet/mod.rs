@@ -99,7 +99,7 @@ pub struct FleetReport {
     pub stragglers: Vec<Straggler>,
     /// The step numbers seen on any rank, sorted.
     pub step_numbers: Vec<u64>,
-    /// Per rank and step (ranks in `ranks` order, steps in order).
+    /// Per rank and step, sorted by rank, then step.
     pub steps: Vec<StepCell>,
     /// Whether the ranks were placed on one clock (all traces give a Unix-epoch origin).
     pub aligned: bool,
