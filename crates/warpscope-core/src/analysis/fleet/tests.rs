@@ -289,3 +289,32 @@ fn a_job_in_a_directory_opens_in_file_order_and_a_duplicate_rank_is_an_error() {
 }
 
 use crate::import::Progress;
+
+#[test]
+fn a_file_without_a_rank_is_numbered_after_the_known_ranks() {
+    let dir = std::env::temp_dir().join(format!("warpscope-fleet-norank-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut profiles = job(3, 1, Plant::default());
+    // Rank 1's trace loses its distributedInfo and is saved under a name without a rank.
+    profiles[1].distributed = None;
+    for (name, p) in ["a_rank5.json", "b.json", "c_rank0.json"]
+        .iter()
+        .zip(&profiles)
+    {
+        crate::export::save_chrome_trace(p, &dir.join(name)).unwrap();
+    }
+    let files = job_files(std::slice::from_ref(&dir)).unwrap();
+    let job = load_job(&files, JobOptions::default(), &Progress::default()).unwrap();
+    // a_rank5.json says rank 0 in its distributedInfo, c_rank0.json rank 2: the highest known
+    // rank is 2, so b.json becomes rank 3.
+    let got: Vec<(i64, RankSource)> = job.ranks.iter().map(|r| (r.rank, r.rank_source)).collect();
+    assert_eq!(
+        got,
+        [
+            (0, RankSource::Trace),
+            (3, RankSource::Position),
+            (2, RankSource::Trace)
+        ]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
