@@ -96,9 +96,27 @@ pub fn fleet_ui(
             "A trace has no Unix-epoch time origin: ranks are not on one clock.",
         );
     }
+    ui.strong(
+        "Stragglers (score = lateness past the median arrival + compute above the median; \
+         docs/fleet.md)",
+    );
+    if report.stragglers.is_empty() {
+        ui.weak("None: no rank arrived late or computed longer than the median rank.");
+    }
+    for (i, s) in report.stragglers.iter().take(3).enumerate() {
+        ui.label(format!(
+            "{}. rank {}: score {}: {}",
+            i + 1,
+            s.rank,
+            dur(s.score),
+            s.reason
+        ));
+    }
+    ui.separator();
     if report.step_numbers.is_empty() {
         ui.weak("No ProfilerStep#N ranges in these traces: no per-step map.");
     }
+    // The map comes last and takes the height that is left, scrolling its rows.
     let clicked = heat_map_ui(ui, report, state);
     if let Some((rank, step)) = clicked {
         state.selected = Some((rank, step));
@@ -112,20 +130,6 @@ pub fn fleet_ui(
                 timeline.scroll_to_device(profile, device);
             }
         }
-    }
-    ui.separator();
-    ui.strong("Stragglers (score = lateness past the median arrival + compute above the median; docs/fleet.md)");
-    if report.stragglers.is_empty() {
-        ui.weak("None: no rank arrived late or computed longer than the median rank.");
-    }
-    for (i, s) in report.stragglers.iter().take(5).enumerate() {
-        ui.label(format!(
-            "{}. rank {}: score {}: {}",
-            i + 1,
-            s.rank,
-            dur(s.score),
-            s.reason
-        ));
     }
     clicked
 }
@@ -182,8 +186,8 @@ fn heat_map_ui(ui: &mut Ui, report: &FleetReport, state: &FleetState) -> Option<
     let order = rank_order(report);
     let mut clicked = None;
     egui::ScrollArea::vertical()
-        .max_height(ui.available_height().max(120.0))
-        .auto_shrink([false, true])
+        .id_salt("fleet_heat_map")
+        .auto_shrink(false)
         .show_rows(ui, ROW_H, order.len(), |ui, rows| {
             for &rank in &order[rows] {
                 ui.horizontal(|ui| {
