@@ -79,7 +79,7 @@ def main():
     last = max(ws["step_numbers"])
     for r in ws["ranks"]:
         k = r["rank"]
-        cell = next(c for c in ws["steps"] if c["rank"] == k and c["step"] == last)
+        cell = next(c for c in ws["step_cells"] if c["rank"] == k and c["step"] == last)
         end = cell["start_ns"] - r["shift_ns"]
         a = json.loads(subprocess.run([args.bin, "analyze", r["file"], "--format", "json",
                                        "--range", f"0..{end}"], check=True,

@@ -735,7 +735,7 @@ fn a_job_directory_opens_as_one_timeline_and_a_heat_map_cell_shows_that_rank_s_s
         );
         let job = tab.job.as_ref().unwrap();
         let cell = *job
-            .steps
+            .step_cells
             .iter()
             .find(|c| c.rank == 5 && c.step == 3)
             .unwrap();

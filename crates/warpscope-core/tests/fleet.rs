@@ -40,7 +40,7 @@ fn world128_ranks_0_and_1_match_their_send_recv_collectives() {
     assert!(r.collectives.iter().all(|c| c.name == "SendRecv"));
     // Steps 551 and 552 on both ranks.
     assert_eq!(r.step_numbers, [551, 552]);
-    assert_eq!(r.steps.len(), 4);
+    assert_eq!(r.step_cells.len(), 4);
     // The per-rank figures are `analyze`'s, to the nanosecond.
     for (row, profile) in r.ranks.iter().zip(&job.profiles) {
         let insights = analyze(profile, TimeRange::ALL, &AnalyzeOptions::default());

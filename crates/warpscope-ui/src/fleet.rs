@@ -134,13 +134,13 @@ pub fn fleet_ui(
     clicked
 }
 
-/// The cell of (rank, step): `report.steps` is sorted by rank, then step.
+/// The cell of (rank, step): `report.step_cells` is sorted by rank, then step.
 fn cell_of(report: &FleetReport, rank: i64, step: u64) -> Option<&StepCell> {
     report
-        .steps
+        .step_cells
         .binary_search_by_key(&(rank, step), |c| (c.rank, c.step))
         .ok()
-        .map(|i| &report.steps[i])
+        .map(|i| &report.step_cells[i])
 }
 
 /// Row height and the widths of the label column and of a cell, in points.
@@ -153,7 +153,11 @@ fn heat_map_ui(ui: &mut Ui, report: &FleetReport, state: &FleetState) -> Option<
     if steps.is_empty() {
         return None;
     }
-    let values: Vec<i64> = report.steps.iter().map(|c| state.metric.of(c)).collect();
+    let values: Vec<i64> = report
+        .step_cells
+        .iter()
+        .map(|c| state.metric.of(c))
+        .collect();
     let lo = values.iter().copied().min().unwrap_or(0);
     let hi = values.iter().copied().max().unwrap_or(0);
     ui.horizontal(|ui| {

@@ -100,7 +100,7 @@ pub struct FleetReport {
     /// The step numbers seen on any rank, sorted.
     pub step_numbers: Vec<u64>,
     /// Per rank and step, sorted by rank, then step.
-    pub steps: Vec<StepCell>,
+    pub step_cells: Vec<StepCell>,
     /// Whether the ranks were placed on one clock (all traces give a Unix-epoch origin).
     pub aligned: bool,
     /// The median rank's compute time, the reference of `extra_compute_ns`.
@@ -153,7 +153,7 @@ pub fn fleet_report(ranks: &[RankFacts]) -> FleetReport {
         .collect();
     step_numbers.sort_unstable();
     step_numbers.dedup();
-    let steps = ranks
+    let step_cells = ranks
         .iter()
         .zip(&shifts_ns)
         .flat_map(|(r, &shift)| {
@@ -191,7 +191,7 @@ pub fn fleet_report(ranks: &[RankFacts]) -> FleetReport {
         collectives,
         stragglers,
         step_numbers,
-        steps,
+        step_cells,
         aligned,
         median_compute_ns,
     }

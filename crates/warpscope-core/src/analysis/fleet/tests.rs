@@ -217,8 +217,12 @@ fn ranks_are_placed_on_one_clock_and_collectives_matched_with_skew_and_wait() {
     assert_eq!(c.wait_ns, (a[1] - a[0]) + (a[1] - a[2]));
     assert_eq!(c.end_ns, 3_000 + a[1] + XFER_NS);
     // Step cells: one per rank, on the job clock.
-    assert_eq!(r.steps.len(), 3);
-    assert!(r.steps.iter().all(|s| s.start_ns == 3_000 && s.step == 1));
+    assert_eq!(r.step_cells.len(), 3);
+    assert!(
+        r.step_cells
+            .iter()
+            .all(|s| s.start_ns == 3_000 && s.step == 1)
+    );
     let row = &r.ranks[0];
     assert_eq!(row.steps, 1);
     assert_eq!(row.step_ns, a[1] + XFER_NS);
