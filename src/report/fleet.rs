@@ -103,14 +103,15 @@ fn fleet_table(r: &FleetReport, top: usize) -> String {
     }
     let _ = writeln!(
         out,
-        "\nCollectives matched across ranks: {} (by process group and order); the longest waits:",
+        "\nCollectives matched across ranks: {} (by process group, step and order); the longest \
+         waits:",
         r.collectives.len()
     );
     if !r.collectives.is_empty() {
         let _ = writeln!(
             out,
-            "{:>8} {:>6} {:<14} {:>6} {:>12} {:>6} {:>11} {:>11}",
-            "Group", "#", "Collective", "Ranks", "Start", "Last", "Skew", "Waited"
+            "{:>8} {:>6} {:>4} {:<14} {:>6} {:>12} {:>6} {:>11} {:>11}",
+            "Group", "Step", "#", "Collective", "Ranks", "Start", "Last", "Skew", "Waited"
         );
     }
     let mut by_wait: Vec<_> = r.collectives.iter().collect();
@@ -122,8 +123,9 @@ fn fleet_table(r: &FleetReport, top: usize) -> String {
     for c in by_wait.iter().take(top) {
         let _ = writeln!(
             out,
-            "{:>8} {:>6} {:<14} {:>6} {:>12} {:>6} {:>11} {:>11}",
+            "{:>8} {:>6} {:>4} {:<14} {:>6} {:>12} {:>6} {:>11} {:>11}",
             if c.group.is_empty() { "-" } else { &c.group },
+            c.step.map_or_else(|| "-".to_string(), |s| s.to_string()),
             c.index,
             c.name,
             c.ranks,

@@ -3,8 +3,9 @@
 //!
 //! NCCL requires every rank of a process group to issue that group's collectives in the same
 //! order, so the k-th collective a rank ran in group G is the k-th collective of G on every
-//! other rank of G. A rank arrives when its kernel starts; the collective cannot finish before
-//! the last rank has arrived, so the others wait for it.
+//! other rank of G. Counting restarts at each `ProfilerStep#N`, so that traces that do not
+//! start at the same step still match. A rank arrives when its kernel starts; the collective
+//! cannot finish before the last rank has arrived, so the others wait for it.
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -16,7 +17,9 @@ use super::facts::RankFacts;
 pub struct MatchedCollective {
     /// The process group (empty when the traces do not say).
     pub group: String,
-    /// Its place among the group's collectives, from 0.
+    /// The step it ran in (`None`: outside every `ProfilerStep#N`).
+    pub step: Option<u64>,
+    /// Its place among the group's collectives of that step, from 0.
     pub index: usize,
     /// The collective (`AllReduce`); `A/B` when ranks disagree (a sign of unmatched traces).
     pub name: String,
@@ -48,31 +51,34 @@ pub(crate) struct Arrivals {
 }
 
 /// Matches the collectives of `ranks` (each rank's times moved by its entry of `shifts_ns`)
-/// by (process group, order within the group). Returns the collectives run by two ranks or
+/// by (process group, step, order within the group and step). Returns the collectives run by two ranks or
 /// more, by first arrival, and per rank (in `ranks` order) its [`Arrivals`].
 pub(crate) fn match_collectives(
     ranks: &[RankFacts],
     shifts_ns: &[i64],
 ) -> (Vec<MatchedCollective>, Vec<Arrivals>) {
-    // (group, index) → [(rank position, start, end, name)]
+    // (group, step, index) → [(rank position, start, end, name)]
     type Calls<'a> = Vec<(usize, i64, i64, &'a str)>;
-    let mut by_key: FxHashMap<(&str, usize), Calls<'_>> = FxHashMap::default();
+    let mut by_key: FxHashMap<(&str, Option<u64>, usize), Calls<'_>> = FxHashMap::default();
     for (pos, (rank, &shift)) in ranks.iter().zip(shifts_ns).enumerate() {
-        let mut next: FxHashMap<&str, usize> = FxHashMap::default();
+        let mut next: FxHashMap<(&str, Option<u64>), usize> = FxHashMap::default();
         for c in &rank.collectives {
-            let slot = next.entry(c.group.as_str()).or_insert(0);
-            by_key.entry((c.group.as_str(), *slot)).or_default().push((
-                pos,
-                c.start_ns.saturating_add(shift),
-                c.end_ns.saturating_add(shift),
-                c.name.as_str(),
-            ));
+            let slot = next.entry((c.group.as_str(), c.step)).or_insert(0);
+            by_key
+                .entry((c.group.as_str(), c.step, *slot))
+                .or_default()
+                .push((
+                    pos,
+                    c.start_ns.saturating_add(shift),
+                    c.end_ns.saturating_add(shift),
+                    c.name.as_str(),
+                ));
             *slot += 1;
         }
     }
     let mut arrivals = vec![Arrivals::default(); ranks.len()];
     let mut matched = Vec::new();
-    for ((group, index), mut calls) in by_key {
+    for ((group, step, index), mut calls) in by_key {
         if calls.len() < 2 {
             continue;
         }
@@ -99,6 +105,7 @@ pub(crate) fn match_collectives(
         names.dedup();
         matched.push(MatchedCollective {
             group: group.to_string(),
+            step,
             index,
             name: names.join("/"),
             ranks: calls.len(),
@@ -110,7 +117,12 @@ pub(crate) fn match_collectives(
         });
     }
     matched.sort_by(|a, b| {
-        (a.first_start_ns, &a.group, a.index).cmp(&(b.first_start_ns, &b.group, b.index))
+        (a.first_start_ns, &a.group, a.step, a.index).cmp(&(
+            b.first_start_ns,
+            &b.group,
+            b.step,
+            b.index,
+        ))
     });
     (matched, arrivals)
 }

@@ -78,6 +78,8 @@ pub struct CollectiveCall {
     pub group: String,
     /// The collective (`AllReduce`, `AllGather`, `SendRecv`...) from the kernel name.
     pub name: String,
+    /// The `ProfilerStep#N` whose range holds its start, if any.
+    pub step: Option<u64>,
     /// Kernel start, rank-local nanoseconds: when this rank arrived.
     pub start_ns: i64,
     /// Kernel end, rank-local nanoseconds.
@@ -117,7 +119,7 @@ impl RankFacts {
             ),
         };
         let total = Breakdown::of_devices(&device_breakdowns(profile, TimeRange::ALL, 1));
-        let steps = step_ranges(profile)
+        let steps: Vec<StepFacts> = step_ranges(profile)
             .into_iter()
             .map(|(step, range)| StepFacts {
                 step,
@@ -133,8 +135,8 @@ impl RankFacts {
             file: profile.source.path.clone(),
             unix_origin_ns: profile.origin.unix_ns,
             total,
+            collectives: collective_calls(profile, &steps),
             steps,
-            collectives: collective_calls(profile),
         }
     }
 
@@ -148,8 +150,18 @@ impl RankFacts {
     }
 }
 
-/// The communication kernels of a profile, by start (then end, group).
-fn collective_calls(profile: &Profile) -> Vec<CollectiveCall> {
+/// The step whose range holds `t_ns` (the latest starting at or before it), if any.
+fn step_at(steps: &[StepFacts], t_ns: i64) -> Option<u64> {
+    let after = steps.partition_point(|s| s.start_ns <= t_ns);
+    let s = steps[..after].iter().rev().find(|s| t_ns < s.end_ns)?;
+    Some(s.step)
+}
+
+/// The communication kernels of a profile, by start (then end, group), each with its step.
+fn collective_calls(profile: &Profile, steps: &[StepFacts]) -> Vec<CollectiveCall> {
+    // By start, for the search of `step_at`.
+    let mut steps = steps.to_vec();
+    steps.sort_by_key(|s| (s.start_ns, s.step));
     let mut calls = Vec::new();
     for track in &profile.tracks {
         if !matches!(track.key, TrackKey::Gpu { .. }) {
@@ -172,6 +184,7 @@ fn collective_calls(profile: &Profile) -> Vec<CollectiveCall> {
             calls.push(CollectiveCall {
                 group,
                 name: collective_name(name),
+                step: step_at(&steps, ev.start_ns[i]),
                 start_ns: ev.start_ns[i],
                 end_ns: ev.end_ns(i),
             });

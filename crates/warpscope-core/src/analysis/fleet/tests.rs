@@ -247,6 +247,7 @@ fn collectives_of_different_process_groups_are_matched_apart() {
             collectives: vec![CollectiveCall {
                 group: if r < 2 { "a" } else { "b" }.to_string(),
                 name: "AllGather".to_string(),
+                step: None,
                 start_ns: 100 * r,
                 end_ns: 1_000,
             }],
@@ -321,4 +322,37 @@ fn a_file_without_a_rank_is_numbered_after_the_known_ranks() {
         ]
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn traces_that_start_at_different_steps_match_their_collectives_by_step() {
+    // Rank 0 was profiled from step 1, rank 1 only from step 2: counted over the whole trace,
+    // rank 1's first all-reduce would be matched with rank 0's step-1 one.
+    let call = |step: u64, start_ns: i64| CollectiveCall {
+        group: "0".to_string(),
+        name: "AllReduce".to_string(),
+        step: Some(step),
+        start_ns,
+        end_ns: start_ns + 500,
+    };
+    let rank = |r: i64, collectives: Vec<CollectiveCall>| RankFacts {
+        rank: r,
+        rank_source: RankSource::Trace,
+        world_size: Some(2),
+        file: format!("r{r}.json").into(),
+        unix_origin_ns: Some(0),
+        total: Breakdown::default(),
+        steps: Vec::new(),
+        collectives,
+    };
+    let facts = [
+        rank(0, vec![call(1, 1_000), call(2, 10_000)]),
+        rank(1, vec![call(2, 10_040)]),
+    ];
+    let r = fleet_report(&facts);
+    let [c] = r.collectives.as_slice() else {
+        panic!("{:?}", r.collectives)
+    };
+    assert_eq!((c.step, c.index, c.ranks), (Some(2), 0, 2));
+    assert_eq!((c.last_rank, c.skew_ns), (1, 40));
 }
