@@ -53,6 +53,54 @@ pub struct FleetState {
     pub metric: Metric,
     /// The cell clicked last: (rank, step).
     pub selected: Option<(i64, u64)>,
+    /// Colour each step's cells from that step's lowest to its highest value (ranks compared
+    /// within a step), instead of over the whole map.
+    pub within_step: bool,
+}
+
+/// The colour range of the map's cells: over all cells, or per step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scale {
+    /// Lowest and highest value over all cells.
+    pub all: (i64, i64),
+    /// Per step (sorted by step): its lowest and highest value, when colouring within steps.
+    pub per_step: Vec<(u64, i64, i64)>,
+}
+
+impl Scale {
+    /// The range of `metric` over the cells of `report`, per step when `within_step`.
+    pub fn new(report: &FleetReport, metric: Metric, within_step: bool) -> Self {
+        let mut all: Option<(i64, i64)> = None;
+        let mut per: std::collections::BTreeMap<u64, (i64, i64)> =
+            std::collections::BTreeMap::new();
+        for c in &report.step_cells {
+            let v = metric.of(c);
+            all = Some(all.map_or((v, v), |(a, b)| (a.min(v), b.max(v))));
+            if within_step {
+                let e = per.entry(c.step).or_insert((v, v));
+                *e = (e.0.min(v), e.1.max(v));
+            }
+        }
+        Self {
+            all: all.unwrap_or((0, 0)),
+            per_step: per.into_iter().map(|(s, (a, b))| (s, a, b)).collect(),
+        }
+    }
+
+    /// Where `value` of `step` lies in its range, 0 (lowest) to 1 (highest); 0 when the range
+    /// is empty.
+    pub fn position(&self, step: u64, value: i64) -> f32 {
+        let (lo, hi) = self
+            .per_step
+            .binary_search_by_key(&step, |p| p.0)
+            .map_or(self.all, |i| (self.per_step[i].1, self.per_step[i].2));
+        if hi <= lo {
+            return 0.0;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let t = (value - lo) as f32 / (hi - lo) as f32;
+        t.clamp(0.0, 1.0)
+    }
 }
 
 /// Rank rows: highest straggler score first, then by rank.
@@ -89,6 +137,10 @@ pub fn fleet_ui(
         for m in Metric::ALL {
             ui.selectable_value(&mut state.metric, m, m.label());
         }
+        ui.checkbox(&mut state.within_step, "Within each step").on_hover_text(
+            "Compare the ranks inside each step: light is the step's lowest value, dark red its \
+             highest",
+        );
     });
     if !report.aligned {
         ui.colored_label(
@@ -153,20 +205,18 @@ fn heat_map_ui(ui: &mut Ui, report: &FleetReport, state: &FleetState) -> Option<
     if steps.is_empty() {
         return None;
     }
-    let values: Vec<i64> = report
-        .step_cells
-        .iter()
-        .map(|c| state.metric.of(c))
-        .collect();
-    let lo = values.iter().copied().min().unwrap_or(0);
-    let hi = values.iter().copied().max().unwrap_or(0);
+    let scale = Scale::new(report, state.metric, state.within_step);
+    let (lo, hi) = scale.all;
     ui.horizontal(|ui| {
+        let range = if state.within_step {
+            "each step's lowest (light) to its highest (dark red)".to_string()
+        } else {
+            format!("{} (light) to {} (dark red)", dur(lo), dur(hi))
+        };
         ui.weak(format!(
-            "{}: {} (light) to {} (dark red); rows by straggler score; click a cell to see that \
-             rank's step on the timeline",
+            "{}: {range}; rows by straggler score; click a cell to see that rank's step on the \
+             timeline",
             state.metric.label(),
-            dur(lo),
-            dur(hi)
         ));
     });
     // The step header.
@@ -212,7 +262,7 @@ fn heat_map_ui(ui: &mut Ui, report: &FleetReport, state: &FleetState) -> Option<
                     );
                     for &step in steps {
                         let cell = cell_of(report, rank, step);
-                        if let Some(hit) = cell_ui(ui, cell, rank, step, cell_w, lo, hi, state) {
+                        if let Some(hit) = cell_ui(ui, cell, (rank, step), cell_w, &scale, state) {
                             clicked = Some(hit);
                         }
                     }
@@ -222,16 +272,13 @@ fn heat_map_ui(ui: &mut Ui, report: &FleetReport, state: &FleetState) -> Option<
     clicked
 }
 
-/// One cell; returns (rank, step) when clicked.
-#[allow(clippy::too_many_arguments)]
+/// One cell of (rank, step); returns them when clicked.
 fn cell_ui(
     ui: &mut Ui,
     cell: Option<&StepCell>,
-    rank: i64,
-    step: u64,
+    (rank, step): (i64, u64),
     w: f32,
-    lo: i64,
-    hi: i64,
+    scale: &Scale,
     state: &FleetState,
 ) -> Option<(i64, u64)> {
     let (rect, response) = ui.allocate_exact_size(vec2(w, ROW_H), Sense::click());
@@ -253,7 +300,8 @@ fn cell_ui(
     );
     response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &name));
     let inner = Rect::from_min_size(rect.min, rect.size() - vec2(1.0, 1.0));
-    ui.painter().rect_filled(inner, 0.0, ramp(value, lo, hi));
+    ui.painter()
+        .rect_filled(inner, 0.0, ramp(scale.position(step, value)));
     if state.selected == Some((rank, step)) {
         ui.painter().rect_stroke(
             inner,
@@ -273,14 +321,8 @@ fn cell_ui(
     response.clicked().then_some((rank, step))
 }
 
-/// A light-yellow → dark-red ramp over `lo..=hi`.
-fn ramp(v: i64, lo: i64, hi: i64) -> Color32 {
-    #[allow(clippy::cast_precision_loss)]
-    let t = if hi > lo {
-        ((v - lo) as f32 / (hi - lo) as f32).clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
+/// A light-yellow (0) → dark-red (1) ramp.
+fn ramp(t: f32) -> Color32 {
     let lerp = |a: f32, b: f32| a + (b - a) * t;
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let c = |x: f32| x.round().clamp(0.0, 255.0) as u8;
@@ -289,4 +331,49 @@ fn ramp(v: i64, lo: i64, hi: i64) -> Color32 {
         c(lerp(237.0, 20.0)),
         c(lerp(160.0, 30.0)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use warpscope_core::analysis::fleet::{FleetReport, StepCell};
+
+    use super::{Metric, Scale};
+
+    fn cell(rank: i64, step: u64, dur_ns: i64) -> StepCell {
+        StepCell {
+            rank,
+            step,
+            start_ns: 0,
+            dur_ns,
+            compute_ns: 0,
+            comm_ns: 0,
+            idle_ns: 0,
+        }
+    }
+
+    #[test]
+    fn cells_are_coloured_over_the_map_or_within_their_step() {
+        let report = FleetReport {
+            ranks: Vec::new(),
+            collectives: Vec::new(),
+            stragglers: Vec::new(),
+            step_numbers: vec![1, 2],
+            // Step 2 is slow for everyone; rank 1 is the slowest in both steps.
+            step_cells: vec![
+                cell(0, 1, 100),
+                cell(0, 2, 300),
+                cell(1, 1, 110),
+                cell(1, 2, 320),
+            ],
+            aligned: true,
+            median_compute_ns: 0,
+        };
+        let map = Scale::new(&report, Metric::StepTime, false);
+        assert_eq!(map.all, (100, 320));
+        assert!((map.position(1, 110) - 10.0 / 220.0).abs() < 1e-6);
+        let steps = Scale::new(&report, Metric::StepTime, true);
+        assert_eq!(steps.per_step, [(1, 100, 110), (2, 300, 320)]);
+        assert!((steps.position(1, 110) - 1.0).abs() < 1e-6);
+        assert!(steps.position(2, 300).abs() < 1e-6);
+    }
 }
