@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use warpscope_core::import::ImportTimings;
-use warpscope_core::{Profile, Progress, TimeRange};
+use clap::{Args, Parser, Subcommand};
+use warpscope_core::{Profile, TimeRange};
 
+use crate::output::OutputFormat;
 use crate::report;
 
 /// warpscope: open GPU profiles (nvprof, Nsight Systems, PyTorch/Kineto, Chrome traces) and see
@@ -24,7 +24,9 @@ use crate::report;
 pub struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
-    /// Profiles to open in the viewer.
+    /// Profiles to open in the viewer; a directory opens every rank's trace in it as one job
+    /// (one timeline, and the Job view: ranks × steps, stragglers).
+    #[arg(value_name = "FILE_OR_DIR")]
     files: Vec<PathBuf>,
     /// Open FILE... as one comparison of runs (shown in the order of the swept number, batch
     /// or GPU count, the smallest the baseline; otherwise the first given).
@@ -92,6 +94,37 @@ enum Command {
         #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
         format: OutputFormat,
     },
+    /// A distributed job as one: every rank's trace in DIR (or the files given), read in
+    /// parallel; per rank the step time and time breakdown, each collective matched across
+    /// ranks with its arrival skew, and stragglers ranked by score (rules: docs/fleet.md).
+    #[command(after_help = FLEET_HELP)]
+    Fleet {
+        /// A directory of per-rank traces (Kineto `distributedInfo` gives the rank, else the
+        /// file name: `_rank3`, `worker1`), or the files themselves.
+        #[arg(value_name = "FILE_OR_DIR", required = true)]
+        paths: Vec<PathBuf>,
+        /// Rows of the straggler and collective tables (the JSON has them all).
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        top: usize,
+        /// Output format (`csv` prints the per-rank table).
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        format: OutputFormat,
+    },
+    /// Write profiles, or every rank of a job, as Parquet tables for DuckDB, DataFusion, Spark
+    /// (events, kernels, copies, API calls, flows, devices, runs; docs/export.md), or as CSV
+    /// files of the ranked tables.
+    #[command(after_help = EXPORT_HELP)]
+    Export {
+        /// The profiles, or directories of per-rank traces.
+        #[arg(value_name = "FILE_OR_DIR", required = true)]
+        paths: Vec<PathBuf>,
+        /// Where to write (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Parquet tables or CSV files.
+        #[arg(long, value_enum, default_value_t = crate::export::ExportFormat::Parquet)]
+        format: crate::export::ExportFormat,
+    },
     /// What a file is: format and tool, devices, tracks with event counts, time span, warnings.
     Info {
         /// The profile.
@@ -150,6 +183,19 @@ Examples:
       --args 'f32=2.5 f32[N]=rand f32[N]=rand i32=N' --sizes 1M,100M --flops 2*N
   warpscope live --source examples/saxpy_buggy.cu --kernel saxpy_buggy \\
       --args 'f32=2.5 f32[N]=rand f32[N]=rand i32=N' --check-against saxpy_ref";
+
+const FLEET_HELP: &str = "\
+Examples:
+  python3 scripts/gen_ranks.py /tmp/job --ranks 8 && warpscope fleet /tmp/job
+  warpscope fleet traces/ --format json
+  warpscope fleet job_rank0.json.gz job_rank1.json.gz --top 20";
+
+const EXPORT_HELP: &str = "\
+Examples:
+  warpscope export --out /tmp/pq sample_profiles/resnet50_b64_fp32.pt.trace.json.gz
+  warpscope export --out /tmp/job_pq /tmp/job        # a directory of per-rank traces
+  duckdb -c \"SELECT name, count(*), sum(dur_ns) FROM '/tmp/job_pq/kernels/*.parquet' GROUP BY 1 ORDER BY 3 DESC LIMIT 10\"
+  warpscope export --format csv --out /tmp/csv /tmp/job";
 
 const ANALYZE_HELP: &str = "\
 Examples:
@@ -258,17 +304,6 @@ pub struct LiveArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     format: OutputFormat,
-}
-
-/// How tables are printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// Aligned text, like nvprof.
-    Table,
-    /// Comma-separated values, one row per line, times in ns.
-    Csv,
-    /// JSON, a stable contract for scripts.
-    Json,
 }
 
 /// Runs the parsed command line.
@@ -401,6 +436,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 &profile, &insights, &analyzed, top, format,
             )?)?;
         }
+        Some(Command::Fleet { paths, top, format }) => {
+            let job = crate::load::load_job(&paths, false, cli.common.timings)?;
+            emit(&report::fleet(&job.report, top, format)?)?;
+        }
+        Some(Command::Export { paths, out, format }) => {
+            let text = crate::export::export(&paths, &out, format)?;
+            emit(&text)?;
+        }
         Some(Command::Info { file, format }) => {
             let profile = load(&file, cli.common)?;
             emit(&report::info(&profile, format)?)?;
@@ -429,7 +472,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 /// The subcommands, for suggestions.
-const COMMANDS: [&str; 6] = ["summary", "info", "analyze", "compare", "live", "help"];
+const COMMANDS: [&str; 8] = [
+    "summary", "info", "analyze", "compare", "fleet", "export", "live", "help",
+];
 
 /// Fails with a suggestion when `arg` is not a file but looks like a mistyped subcommand
 /// (`sumary` → `summary`), instead of trying to open it as a profile.
@@ -557,51 +602,5 @@ fn emit(text: &str) -> Result<()> {
 }
 
 fn load(path: &Path, common: Common) -> Result<Profile> {
-    load_profile(path, common.timings)
-}
-
-/// Reads one profile; with `timings`, prints where the time went to stderr.
-pub(crate) fn load_profile(path: &Path, timings: bool) -> Result<Profile> {
-    let progress = Progress::new();
-    let (profile, import_timings) = warpscope_core::import_file_timed(path, &progress)?;
-    if timings {
-        print_timings(&profile, &import_timings);
-    }
-    Ok(profile)
-}
-
-fn print_timings(profile: &Profile, t: &ImportTimings) {
-    let mb = profile.source.content_bytes as f64 / 1e6;
-    let secs = t.total.as_secs_f64();
-    eprintln!(
-        "timings: {} events, {:.1} MB{} in {:.3} s ({:.0} MB/s): read{} {:.3} s (on its own thread), parse {:.3} s, index {:.3} s; peak RSS {}",
-        profile.event_count(),
-        mb,
-        if profile.source.compressed {
-            " (gzip)"
-        } else {
-            ""
-        },
-        secs,
-        if secs > 0.0 { mb / secs } else { 0.0 },
-        if profile.source.compressed {
-            "+decompress"
-        } else {
-            ""
-        },
-        t.read.as_secs_f64(),
-        t.parse.as_secs_f64(),
-        t.index.as_secs_f64(),
-        peak_rss().map_or_else(
-            || "unknown".to_string(),
-            |kb| format!("{:.1} MB", kb as f64 / 1024.0)
-        ),
-    );
-}
-
-/// Peak resident set size in KiB (Linux `VmHWM`).
-fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    crate::load::load_profile(path, common.timings)
 }

@@ -239,7 +239,7 @@ fn load_all(specs: &[RunSpec], timings: bool) -> Result<HashMap<PathBuf, Profile
                         let Some(path) = paths.get(i) else {
                             break;
                         };
-                        done.push((i, crate::cli::load_profile(path, timings)));
+                        done.push((i, crate::load::load_profile(path, timings)));
                     }
                     done
                 })

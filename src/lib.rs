@@ -4,8 +4,11 @@
 pub mod app;
 pub mod cli;
 pub mod compare;
+pub mod export;
 pub mod gui;
 pub mod live;
+pub mod load;
+pub mod output;
 mod report;
 
 /// The text of a panic's payload (`panic!("...")` gives a `&str` or a `String`), for messages

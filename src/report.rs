@@ -10,14 +10,16 @@ use warpscope_core::model::{EventKind, GpuLane, TrackKey, Warning};
 pub(crate) use warpscope_core::names::{distinct_short_names, short_name};
 use warpscope_core::time::format_duration_ns;
 
-use crate::cli::OutputFormat;
+use crate::output::OutputFormat;
 
 mod analyze;
 mod compare;
+mod fleet;
 mod live;
 
 pub use analyze::{AnalyzedRange, analyze};
 pub use compare::compare;
+pub use fleet::fleet;
 pub use live::{live_catalog, live_run};
 
 /// Renders `warpscope summary`.

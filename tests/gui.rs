@@ -894,3 +894,75 @@ fn file_open_works_without_a_desktop_portal() {
     assert!(h.state().browser.is_none());
     assert_eq!(h.state().tabs.len(), 1);
 }
+
+/// A job of 8 ranks written by `scripts/gen_ranks.py` (rank 5 computes 30% longer, rank 2
+/// launches its collectives 400 µs late), or `None` when python3 cannot run.
+fn generated_job(name: &str) -> Option<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("warpscope-gui-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen_ranks.py");
+    match std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&dir)
+        .output()
+    {
+        Ok(o) if o.status.success() => Some(dir),
+        Ok(o) => panic!("{}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => {
+            eprintln!("skipped: python3 cannot run: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn a_job_directory_opens_as_one_timeline_and_a_heat_map_cell_shows_that_rank_s_step() {
+    let Some(dir) = generated_job("job") else {
+        return;
+    };
+    let mut h = app_harness(vec![dir.clone()]);
+    settle(&mut h);
+    let (order, cell) = {
+        let app = h.state();
+        assert_eq!(app.tabs.len(), 1);
+        let tab = &app.tabs[0];
+        assert_eq!(
+            tab.title(),
+            format!(
+                "{} (job of 8 ranks)",
+                dir.file_name().unwrap().to_string_lossy()
+            )
+        );
+        assert_eq!(tab.bottom, BottomView::Job);
+        assert_eq!(
+            tab.profile.devices.len(),
+            8,
+            "one GPU per rank on one timeline"
+        );
+        let job = tab.job.as_ref().unwrap();
+        let cell = *job
+            .step_cells
+            .iter()
+            .find(|c| c.rank == 5 && c.step == 3)
+            .unwrap();
+        (warpscope_ui::fleet::rank_order(job), cell)
+    };
+    // Rows by straggler score: the late rank, then the slow one.
+    assert_eq!(&order[..2], &[2, 5]);
+    h.get_by_label_contains("rank 5 step 3: time per step")
+        .click();
+    h.run();
+    let app = h.state_mut();
+    let tab = &mut app.tabs[0];
+    let range = tab.timeline.visible_range();
+    let margin = cell.dur_ns / 50;
+    assert_eq!(range.start_ns, cell.start_ns - margin);
+    assert_eq!(range.end_ns, cell.start_ns + cell.dur_ns + margin);
+    assert_eq!(tab.fleet.selected, Some((5, 3)));
+    let top = tab.timeline.top_group_name(&tab.profile).unwrap();
+    assert!(top.starts_with("GPU 5"), "{top}");
+    // The step lies where the merged timeline has rank 5's ProfilerStep#3.
+    let step3 = warpscope_core::analysis::compare::step_range(&tab.profile, 3).unwrap();
+    assert!(step3.start_ns <= cell.start_ns && cell.start_ns + cell.dur_ns <= step3.end_ns);
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -1,11 +1,15 @@
 //! Loading profiles off the UI thread: one thread per file, progress and cancel through
-//! [`Progress`], results back through a channel, and a repaint request when one arrives.
+//! [`Progress`], results back through a channel, and a repaint request when one arrives. A
+//! directory is a distributed job: its ranks are read on all cores, analysed across ranks and
+//! merged into one profile.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::Instant;
 
+use warpscope_core::analysis::compare::merge_ranks;
+use warpscope_core::analysis::fleet::{FleetReport, JobError, JobOptions, job_files, load_job};
 use warpscope_core::{ImportError, Profile, Progress};
 
 /// A file being loaded.
@@ -22,6 +26,8 @@ pub struct Job {
 pub enum Loaded {
     /// The profile is ready.
     Done(PathBuf, Box<Profile>),
+    /// A directory's ranks, merged into one profile, with their cross-rank analysis.
+    Job(PathBuf, Box<Profile>, Box<FleetReport>),
     /// The file could not be read; the message names the file and the problem.
     Failed(PathBuf, String),
     /// The user cancelled.
@@ -74,12 +80,14 @@ impl Loader {
                 // A bug in an importer must end this file's load with a message, not leave its
                 // progress bar up forever; what is open stays open.
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    import(&thread_path, &job_progress)
+                    if thread_path.is_dir() {
+                        load_dir(&thread_path, &job_progress)
+                    } else {
+                        loaded(&thread_path, import(&thread_path, &job_progress))
+                    }
                 }));
                 let result = match outcome {
-                    Ok(Ok(profile)) => Loaded::Done(thread_path, Box::new(profile)),
-                    Ok(Err(ImportError::Cancelled { .. })) => Loaded::Cancelled(thread_path),
-                    Ok(Err(e)) => Loaded::Failed(thread_path, e.to_string()),
+                    Ok(result) => result,
                     Err(panic) => {
                         let message = format!(
                             "{}: warpscope failed while reading this file (internal error: {}); \
@@ -114,7 +122,10 @@ impl Loader {
         let done: Vec<Loaded> = self.rx.try_iter().collect();
         for d in &done {
             let path = match d {
-                Loaded::Done(p, _) | Loaded::Failed(p, _) | Loaded::Cancelled(p) => p,
+                Loaded::Done(p, _)
+                | Loaded::Job(p, _, _)
+                | Loaded::Failed(p, _)
+                | Loaded::Cancelled(p) => p,
             };
             self.jobs.retain(|j| &j.path != path);
         }
@@ -129,6 +140,43 @@ impl Loader {
     /// True while any file is loading.
     pub fn busy(&self) -> bool {
         !self.jobs.is_empty()
+    }
+}
+
+/// What an import's result becomes.
+fn loaded(path: &Path, result: Result<Profile, ImportError>) -> Loaded {
+    match result {
+        Ok(profile) => Loaded::Done(path.to_path_buf(), Box::new(profile)),
+        Err(ImportError::Cancelled { .. }) => Loaded::Cancelled(path.to_path_buf()),
+        Err(e) => Loaded::Failed(path.to_path_buf(), e.to_string()),
+    }
+}
+
+/// Reads every rank of the job in `dir` (on all cores), analyses them across ranks and merges
+/// them into one profile named after the directory.
+fn load_dir(dir: &Path, progress: &Progress) -> Loaded {
+    let failed = |message: String| Loaded::Failed(dir.to_path_buf(), message);
+    let job = match job_files(&[dir.to_path_buf()]).and_then(|files| {
+        load_job(
+            &files,
+            JobOptions {
+                keep_profiles: true,
+            },
+            progress,
+        )
+    }) {
+        Ok(job) => job,
+        Err(JobError::Import(ImportError::Cancelled { .. })) => {
+            return Loaded::Cancelled(dir.to_path_buf());
+        }
+        Err(e) => return failed(e.to_string()),
+    };
+    match merge_ranks(job.profiles) {
+        Ok(mut merged) => {
+            merged.source.path = dir.to_path_buf();
+            Loaded::Job(dir.to_path_buf(), Box::new(merged), Box::new(job.report))
+        }
+        Err(e) => failed(format!("{}: cannot merge the ranks: {e}", dir.display())),
     }
 }
 

@@ -8,11 +8,13 @@ mod live_child;
 mod live_results;
 mod live_source;
 mod loader;
+mod tab;
 
 pub use file_browser::{BrowserMode, BrowserOutcome, FileBrowser, system_dialog_available};
 pub use live::LiveLab;
 pub use live_results::live_results_ui;
 pub use loader::ImportFn;
+pub use tab::{BottomView, Tab};
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, channel};
@@ -21,73 +23,12 @@ use std::sync::{Arc, Mutex};
 use egui::{Align, Color32, Key, KeyboardShortcut, Layout, Modifiers, RichText};
 use warpscope_core::Profile;
 use warpscope_core::analysis::compare::{RunLabel, merge_ranks, order_by_sweep, profile_rank};
-use warpscope_live::LiveRun;
-use warpscope_ui::Selection;
 use warpscope_ui::compare::{CompareState, compare_ui};
-use warpscope_ui::insights::{InsightsState, insights_ui};
-use warpscope_ui::range_stats::range_stats_ui;
-use warpscope_ui::tables::{TablesState, tables_ui};
-use warpscope_ui::timeline::{TimelineState, selected_event_ui, timeline_ui};
-use warpscope_ui::warnings::import_warnings_ui;
 
 use loader::{Loaded, Loader};
 
 const RECENT_KEY: &str = "warpscope.recent_files";
 const RECENT_MAX: usize = 12;
-
-/// One open profile.
-pub struct Tab {
-    /// The profile.
-    pub profile: Arc<Profile>,
-    /// Timeline view state.
-    pub timeline: TimelineState,
-    /// Tables state.
-    pub tables: TablesState,
-    /// What is selected in this tab.
-    pub selection: Selection,
-    /// The results of the live run this profile came from, if it did.
-    pub live: Option<LiveRun>,
-    /// What the panel below the timeline shows.
-    pub bottom: BottomView,
-    /// The Insights panel's state.
-    pub insights: InsightsState,
-}
-
-/// What the panel below the timeline shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BottomView {
-    /// The ranked tables.
-    Tables,
-    /// Why the GPU is not busy: breakdown, findings, gaps.
-    Insights,
-    /// The results of a live run.
-    Live,
-}
-
-impl Tab {
-    fn new(profile: Profile) -> Self {
-        let timeline = TimelineState::new(&profile);
-        let live = LiveRun::from_profile(&profile);
-        Self {
-            bottom: if live.is_some() {
-                BottomView::Live
-            } else {
-                BottomView::Tables
-            },
-            insights: InsightsState::default(),
-            live,
-            profile: Arc::new(profile),
-            timeline,
-            tables: TablesState::default(),
-            selection: Selection::default(),
-        }
-    }
-
-    /// The tab's title: the file name.
-    pub fn title(&self) -> String {
-        file_name(&self.profile.source.path)
-    }
-}
 
 /// Where `--screenshot` stands.
 pub struct ScreenshotPlan {
@@ -336,6 +277,12 @@ impl WarpscopeApp {
                     }
                     self.tabs.insert(at, tab);
                     self.active = at;
+                }
+                Loaded::Job(path, profile, report) => {
+                    self.remember(&path);
+                    self.forget_waiting(&path);
+                    self.tabs.push(Tab::job(*profile, *report));
+                    self.active = self.tabs.len() - 1;
                 }
                 Loaded::Failed(path, message) => {
                     self.forget_waiting(&path);
@@ -850,101 +797,6 @@ impl WarpscopeApp {
         });
     }
 
-    /// The timeline above; below it the details of the selected event on the right and the
-    /// range header and tables on the left (so selecting never moves the timeline).
-    fn profile_ui(tab: &mut Tab, ui: &mut egui::Ui) {
-        let profile = Arc::clone(&tab.profile);
-        // The tables (or insights) get what the timeline does not need, within 38-70% of the
-        // height (more for insights): a short timeline leaves no empty band above them.
-        let available = ui.available_height();
-        let least = if tab.bottom == BottomView::Insights {
-            0.5
-        } else {
-            0.38
-        };
-        let timeline_needs = tab.timeline.content_height(&profile) + 16.0;
-        let bottom = (available - timeline_needs).clamp(available * least, available * 0.7);
-        egui::Panel::bottom("tables")
-            .resizable(true)
-            .default_size(bottom)
-            .show(ui, |ui| {
-                egui::Panel::right("details")
-                    .resizable(true)
-                    .default_size(360.0)
-                    .show(ui, |ui| {
-                        Self::details_ui(tab, &profile, ui);
-                    });
-                egui::CentralPanel::default().show(ui, |ui| {
-                    ui.horizontal(|ui| {
-                        if tab.live.is_some() {
-                            ui.selectable_value(&mut tab.bottom, BottomView::Live, "Live results");
-                        }
-                        ui.selectable_value(&mut tab.bottom, BottomView::Tables, "Tables");
-                        ui.selectable_value(&mut tab.bottom, BottomView::Insights, "Insights")
-                            .on_hover_text(
-                                "Why the GPU is not busy: time breakdown, idle causes, findings",
-                            );
-                    });
-                    match (tab.bottom, &tab.live) {
-                        (BottomView::Live, Some(run)) => live_results_ui(ui, run),
-                        (BottomView::Insights, _) => {
-                            range_stats_ui(ui, &profile, &mut tab.selection);
-                            insights_ui(
-                                ui,
-                                &profile,
-                                &mut tab.insights,
-                                &mut tab.timeline,
-                                &mut tab.selection,
-                            );
-                        }
-                        _ => {
-                            range_stats_ui(ui, &profile, &mut tab.selection);
-                            let response =
-                                tables_ui(ui, &profile, &mut tab.tables, &mut tab.selection);
-                            if let Some(forward) = response.step {
-                                tab.timeline.step_to_occurrence(
-                                    &profile,
-                                    &mut tab.selection,
-                                    forward,
-                                );
-                            }
-                        }
-                    }
-                });
-            });
-        egui::CentralPanel::default().show(ui, |ui| {
-            timeline_ui(ui, &profile, &mut tab.timeline, &mut tab.selection);
-        });
-    }
-
-    fn details_ui(tab: &mut Tab, profile: &Profile, ui: &mut egui::Ui) {
-        import_warnings_ui(ui, profile);
-        ui.horizontal(|ui| {
-            ui.strong("Selected event");
-            if tab.selection.event.is_some() {
-                ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
-                    if ui
-                        .small_button("×")
-                        .on_hover_text("Clear the selection")
-                        .clicked()
-                    {
-                        tab.selection.event = None;
-                    }
-                });
-            }
-        });
-        ui.separator();
-        if tab.selection.event.is_none() {
-            ui.weak("Click an event on the timeline to see everything known about it.");
-            return;
-        }
-        egui::ScrollArea::vertical()
-            .auto_shrink(false)
-            .show(ui, |ui| {
-                selected_event_ui(ui, profile, &mut tab.timeline, &mut tab.selection);
-            });
-    }
-
     fn drop_overlay_ui(ctx: &egui::Context) {
         let hovering = ctx.input(|i| i.raw.hovered_files.len());
         if hovering == 0 {
@@ -1099,7 +951,7 @@ impl eframe::App for WarpscopeApp {
         }
         let n_profiles = self.tabs.len();
         if let Some(tab) = self.tabs.get_mut(self.active) {
-            Self::profile_ui(tab, ui);
+            tab.ui(ui);
         } else if let Some(state) = self
             .active
             .checked_sub(n_profiles)

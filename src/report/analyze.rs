@@ -14,7 +14,7 @@ use warpscope_core::model::EventRef;
 use warpscope_core::time::format_duration_ns as dur;
 
 use super::{describe_tool, short_name, write_warnings};
-use crate::cli::OutputFormat;
+use crate::output::OutputFormat;
 
 /// The range that was analysed, as the user asked for it.
 #[derive(Clone, Debug, Serialize)]

@@ -7,8 +7,8 @@ use warpscope_core::analysis::compare::{Aligned, Presence, RunSummary};
 use warpscope_core::time::format_duration_ns;
 
 use super::{csv_field, distinct_short_names, format_bytes};
-use crate::cli::OutputFormat;
 use crate::compare::CompareOutput;
+use crate::output::OutputFormat;
 
 /// Width the table output is laid out for.
 const WIDTH: usize = 120;

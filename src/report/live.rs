@@ -12,7 +12,7 @@ use warpscope_live::{
 };
 
 use super::csv_field;
-use crate::cli::OutputFormat;
+use crate::output::OutputFormat;
 
 #[derive(Serialize)]
 struct CatalogEntry {

@@ -1,8 +1,28 @@
 //! How many threads the importers use, and a parallel map over independent items.
 
-/// Number of threads to work with: `WARPSCOPE_THREADS` if set (0 or 1: everything on the
-/// calling thread), else the machine's cores.
+use std::cell::Cell;
+
+thread_local! {
+    /// The thread count [`with_threads`] set for work on this thread.
+    static OVERRIDE: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with [`threads`] returning `n` on the calling thread: work that is already spread
+/// over the cores one file per thread (a job's ranks) imports each file on its own thread.
+pub fn with_threads<R>(n: usize, f: impl FnOnce() -> R) -> R {
+    let before = OVERRIDE.with(|o| o.replace(Some(n)));
+    let r = f();
+    OVERRIDE.with(|o| o.set(before));
+    r
+}
+
+/// Number of threads to work with: what [`with_threads`] set on this thread, else
+/// `WARPSCOPE_THREADS` if set (0 or 1: everything on the calling thread), else the machine's
+/// cores.
 pub fn threads() -> usize {
+    if let Some(n) = OVERRIDE.with(Cell::get) {
+        return n;
+    }
     if let Some(n) = std::env::var("WARPSCOPE_THREADS")
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())

@@ -74,11 +74,15 @@ fn key_text(p: &Profile, key: &TrackKey) -> String {
     }
 }
 
-/// Kernel details with the mangled name as text.
-fn kernel_text(p: &Profile, k: Option<&KernelInfo>) -> (KernelInfo, Option<String>) {
+/// Kernel details with the mangled name and the process group as text.
+fn kernel_text(
+    p: &Profile,
+    k: Option<&KernelInfo>,
+) -> (KernelInfo, Option<String>, Option<String>) {
     let mut k = k.cloned().unwrap_or_default();
     let mangled = k.mangled_name.take().map(|m| p.str(m).to_string());
-    (k, mangled)
+    let group = k.process_group.take().map(|g| p.str(g).to_string());
+    (k, mangled, group)
 }
 
 /// One event with everything the round trip must keep.
@@ -89,7 +93,7 @@ struct Ev {
     name: String,
     kind: EventKind,
     depth: u16,
-    kernel: Option<(KernelInfo, Option<String>)>,
+    kernel: Option<(KernelInfo, Option<String>, Option<String>)>,
     copy: Option<CopyInfo>,
     api: Option<ApiInfo>,
 }
@@ -497,6 +501,7 @@ fn everything_profile() -> Profile {
     // GPU work with every detail.
     let kernel = name(&mut b, "void gemm<float>(float*, \"x\")");
     let mangled = name(&mut b, "_Z4gemmIfEvPf");
+    let group = name(&mut b, "default_pg");
     b.push_kernel(
         work0,
         t0 + 20_000,
@@ -515,6 +520,7 @@ fn everything_profile() -> Profile {
             correlation: Some(11),
             external_id: Some(1011),
             mangled_name: Some(mangled),
+            process_group: Some(group),
         },
         0,
     );

@@ -5,6 +5,7 @@
 pub mod activity_index;
 pub mod colors;
 pub mod compare;
+pub mod fleet;
 pub mod insights;
 pub mod range_stats;
 pub mod tables;

@@ -21,7 +21,8 @@
 //!   names are warpscope's, and its importer reads them.
 //! - Kernel args: `grid`, `block`, `registers per thread`, `shared memory`, `blocks per SM`,
 //!   `warps per SM`, `est. achieved occupancy %`, `correlation`, `External id`, and when known
-//!   `static shared memory`, `dynamic shared memory` and `mangled name`. Copy args: `bytes`,
+//!   `static shared memory`, `dynamic shared memory`, `mangled name` and `Process Group Name`.
+//!   Copy args: `bytes`,
 //!   `memory bandwidth (GB/s)`, `correlation`, `External id`, `copy kind` (`HtoD`,
 //!   `Unified DtoH`, `Memset`, ...), `src memory`, `dst memory`. API args: `correlation`, `cbid`,
 //!   `External id`.
@@ -585,6 +586,9 @@ fn kernel_args(args: &mut Obj<'_>, k: &KernelInfo, p: &Profile) {
     }
     if let Some(m) = k.mangled_name {
         args.str("mangled name", p.str(m));
+    }
+    if let Some(g) = k.process_group {
+        args.str("Process Group Name", p.str(g));
     }
 }
 

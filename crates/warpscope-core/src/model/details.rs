@@ -32,6 +32,9 @@ pub struct KernelInfo {
     pub external_id: Option<u64>,
     /// Mangled name when the display name was demangled.
     pub mangled_name: Option<StrId>,
+    /// The process group of a communication kernel (Kineto `Process Group Name`: `0`, `1`...),
+    /// by which the same collective is matched across the ranks of a job.
+    pub process_group: Option<StrId>,
 }
 
 /// Direction of a memory copy.

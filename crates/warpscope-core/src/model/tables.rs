@@ -28,6 +28,7 @@ struct LaunchConfig {
     blocks_per_sm: u32,
     warps_per_sm: u32,
     mangled_name: u32,
+    process_group: u32,
     static_shared_bytes: u64,
     dynamic_shared_bytes: u64,
     shared_memory_bytes: u64,
@@ -44,6 +45,7 @@ const OCCUPANCY: u16 = 1 << 6;
 const BLOCKS_PER_SM: u16 = 1 << 7;
 const WARPS_PER_SM: u16 = 1 << 8;
 const MANGLED: u16 = 1 << 9;
+const PROCESS_GROUP: u16 = 1 << 10;
 
 impl LaunchConfig {
     fn of(k: &KernelInfo) -> Self {
@@ -63,6 +65,7 @@ impl LaunchConfig {
         put(BLOCKS_PER_SM, k.blocks_per_sm.is_some());
         put(WARPS_PER_SM, k.warps_per_sm.is_some());
         put(MANGLED, k.mangled_name.is_some());
+        put(PROCESS_GROUP, k.process_group.is_some());
         c.grid = k.grid.unwrap_or_default();
         c.block = k.block.unwrap_or_default();
         c.registers_per_thread = k.registers_per_thread.unwrap_or(0);
@@ -73,6 +76,7 @@ impl LaunchConfig {
         c.blocks_per_sm = k.blocks_per_sm.map_or(0, f32::to_bits);
         c.warps_per_sm = k.warps_per_sm.map_or(0, f32::to_bits);
         c.mangled_name = k.mangled_name.map_or(0, |s| s.0);
+        c.process_group = k.process_group.map_or(0, |s| s.0);
         c
     }
 
@@ -92,6 +96,7 @@ impl LaunchConfig {
             correlation: None,
             external_id: None,
             mangled_name: has(MANGLED).then_some(StrId(self.mangled_name)),
+            process_group: has(PROCESS_GROUP).then_some(StrId(self.process_group)),
         }
     }
 
@@ -214,6 +219,7 @@ impl KernelTable {
             .map(|c| {
                 let mut info = c.info();
                 info.mangled_name = info.mangled_name.map(&string);
+                info.process_group = info.process_group.map(&string);
                 self.config_id(LaunchConfig::of(&info))
             })
             .collect();

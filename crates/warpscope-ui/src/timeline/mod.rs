@@ -277,6 +277,36 @@ impl TimelineState {
             .flat_map(|g| g.lanes.iter().map(|l| l.full_name.clone()))
             .collect()
     }
+
+    /// Scrolls the lanes so that GPU `device`'s group is at the top (nothing happens when the
+    /// profile has no such GPU).
+    pub fn scroll_to_device(&mut self, profile: &Profile, device: u32) {
+        let collapsed = self.collapsed.clone();
+        let cache = self.cache(profile);
+        let placement = layout::place(&cache.groups, &collapsed);
+        let top = placement
+            .headers
+            .iter()
+            .find(|(gi, _, _)| cache.groups[*gi].key == GroupKey::Device(device))
+            .map(|&(_, y, _)| y);
+        if let Some(y) = top {
+            self.scroll_y = y;
+        }
+    }
+
+    /// The header of the group at the top of the scrolled lanes (`GPU 3 · NVIDIA H100...`).
+    pub fn top_group_name(&mut self, profile: &Profile) -> Option<String> {
+        let collapsed = self.collapsed.clone();
+        let scroll_y = self.scroll_y;
+        let cache = self.cache(profile);
+        let placement = layout::place(&cache.groups, &collapsed);
+        placement
+            .headers
+            .iter()
+            .rev()
+            .find(|(_, y, _)| *y <= scroll_y)
+            .map(|&(gi, _, _)| cache.groups[gi].name.clone())
+    }
 }
 
 /// What happened in the timeline this frame.

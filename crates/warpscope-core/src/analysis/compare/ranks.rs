@@ -58,6 +58,22 @@ pub fn profile_rank(profile: &Profile) -> Option<i64> {
         })
 }
 
+/// How far each rank's times move to put all ranks on one clock, from their Unix-epoch time
+/// origins: each origin minus the earliest one. When some origin is unknown every shift is 0
+/// and the second value is false (the ranks then share a common start, not a clock).
+pub fn rank_shifts_ns(unix_origins_ns: &[Option<i64>]) -> (Vec<i64>, bool) {
+    let aligned = unix_origins_ns.iter().all(Option::is_some);
+    let zero_ns = unix_origins_ns.iter().flatten().copied().min().unwrap_or(0);
+    let shifts = unix_origins_ns
+        .iter()
+        .map(|o| match o {
+            Some(unix) if aligned => unix.saturating_sub(zero_ns),
+            _ => 0,
+        })
+        .collect();
+    (shifts, aligned)
+}
+
 /// The devices that a profile's GPU tracks use, sorted.
 fn used_devices(profile: &Profile) -> Vec<u32> {
     let mut devices: Vec<u32> = profile
@@ -194,19 +210,9 @@ pub fn merge_ranks(profiles: Vec<Profile>) -> Result<Profile, MergeError> {
     }
     let (ranks, profiles): (Vec<Option<i64>>, Vec<Profile>) = profiles.into_iter().unzip();
 
-    let aligned = profiles.iter().all(|p| p.origin.unix_ns.is_some());
-    let zero_unix_ns = profiles
-        .iter()
-        .filter_map(|p| p.origin.unix_ns)
-        .min()
-        .unwrap_or(0);
-    let shifts_ns: Vec<i64> = profiles
-        .iter()
-        .map(|p| match p.origin.unix_ns {
-            Some(unix) if aligned => unix.saturating_sub(zero_unix_ns),
-            _ => 0,
-        })
-        .collect();
+    let origins: Vec<Option<i64>> = profiles.iter().map(|p| p.origin.unix_ns).collect();
+    let (shifts_ns, aligned) = rank_shifts_ns(&origins);
+    let zero_unix_ns = origins.iter().flatten().copied().min().unwrap_or(0);
     let device_maps = device_maps(&profiles, &ranks);
 
     let mut merged = skeleton(&profiles, &shifts_ns, aligned, zero_unix_ns);

@@ -144,6 +144,45 @@ pub fn step_range(profile: &Profile, n: u64) -> Option<TimeRange> {
     gpu.or(cpu).map(|(s, e)| TimeRange::new(s, e))
 }
 
+/// Every step's range as [`step_range`] gives it, in one pass over the events (names are
+/// looked at once per distinct name): `(N, range)` sorted by `N`.
+pub fn step_ranges(profile: &Profile) -> Vec<(u64, TimeRange)> {
+    // Per name id: its step number, if it is `ProfilerStep#N`.
+    let mut number_of: FxHashMap<crate::StrId, Option<u64>> = FxHashMap::default();
+    // N → (GPU span, CPU span).
+    type Spans = (Option<(i64, i64)>, Option<(i64, i64)>);
+    let mut spans: FxHashMap<u64, Spans> = FxHashMap::default();
+    for track in &profile.tracks {
+        let ev = &track.events;
+        for i in 0..ev.len() {
+            if ev.dur_ns[i] <= 0 {
+                continue;
+            }
+            let id = ev.name[i];
+            let Some(n) = *number_of
+                .entry(id)
+                .or_insert_with(|| profile.str(id).strip_prefix("ProfilerStep#")?.parse().ok())
+            else {
+                continue;
+            };
+            let entry = spans.entry(n).or_default();
+            let span = if track.key.is_gpu() {
+                &mut entry.0
+            } else {
+                &mut entry.1
+            };
+            let (a, b) = (ev.start_ns[i], ev.end_ns(i));
+            *span = Some(span.map_or((a, b), |(s, e)| (s.min(a), e.max(b))));
+        }
+    }
+    let mut out: Vec<(u64, TimeRange)> = spans
+        .into_iter()
+        .filter_map(|(n, (gpu, cpu))| gpu.or(cpu).map(|(s, e)| (n, TimeRange::new(s, e))))
+        .collect();
+    out.sort_unstable_by_key(|(n, _)| *n);
+    out
+}
+
 fn stats(source: StepSource, ranges: impl Iterator<Item = (i64, i64)>) -> StepStats {
     let mut count = 0u64;
     let mut total_ns = 0i64;
@@ -238,6 +277,16 @@ mod tests {
         assert_eq!(s.mean_ns, 205);
         assert_eq!((s.min_ns, s.max_ns), (110, 300));
         assert_eq!((s.first_start_ns, s.last_end_ns, s.span_ns), (0, 400, 400));
+        // Step 1 has a GPU-side range, which wins; step 2 only its CPU one. One pass gives
+        // what step_range gives per step.
+        let all = step_ranges(&p);
+        assert_eq!(
+            all,
+            [(1, TimeRange::new(5, 1005)), (2, TimeRange::new(100, 400))]
+        );
+        for (n, r) in all {
+            assert_eq!(step_range(&p, n), Some(r));
+        }
     }
 
     #[test]

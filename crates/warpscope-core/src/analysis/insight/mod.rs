@@ -128,7 +128,22 @@ fn name_facts(name: &str) -> (bool, bool) {
 /// The kernels, copies and sets of the range with positive clipped length, by device and start.
 /// Name facts are decided once per name, occupancy once per (device, launch configuration).
 pub(crate) fn activities(profile: &Profile, range: TimeRange) -> Vec<Activity> {
-    let launches = launch_map(profile, range);
+    activities_with(profile, range, true)
+}
+
+/// [`activities`]; without `launches_and_occupancy` the launching calls and theoretical
+/// occupancy are left out (`call` and `occupancy` are `None`), which the temporal breakdown
+/// does not need and which cost a pass over the flows per range.
+fn activities_with(
+    profile: &Profile,
+    range: TimeRange,
+    launches_and_occupancy: bool,
+) -> Vec<Activity> {
+    let launches = if launches_and_occupancy {
+        launch_map(profile, range)
+    } else {
+        FxHashMap::default()
+    };
     let mut by_name: FxHashMap<crate::StrId, (bool, bool)> = FxHashMap::default();
     let mut arch_of: FxHashMap<u32, Option<GpuArch>> = FxHashMap::default();
     let mut occupancy_of: FxHashMap<(u32, LaunchConfig), Option<(f64, LimiterSet)>> =
@@ -169,11 +184,15 @@ pub(crate) fn activities(profile: &Profile, range: TimeRange) -> Vec<Activity> {
                     .or_insert_with(|| name_facts(profile.str(ev.name[i])));
                 if let Some(info) = profile.kernel_info(track, i) {
                     a.achieved_pct = info.occupancy_pct.filter(|&v| v > 0.0).map(f64::from);
-                    let arch = *arch_of.entry(device).or_insert_with(|| {
-                        let (major, minor) = profile.device(device)?.compute_capability?;
-                        GpuArch::for_compute_capability(major, minor)
-                    });
-                    if let (Some(arch), Some(config)) = (arch, launch_config(&info)) {
+                    let mut arch = || {
+                        *arch_of.entry(device).or_insert_with(|| {
+                            let (major, minor) = profile.device(device)?.compute_capability?;
+                            GpuArch::for_compute_capability(major, minor)
+                        })
+                    };
+                    if launches_and_occupancy
+                        && let (Some(arch), Some(config)) = (arch(), launch_config(&info))
+                    {
                         a.occupancy = *occupancy_of.entry((device, config)).or_insert_with(|| {
                             theoretical_occupancy(&arch, config)
                                 .ok()
@@ -237,6 +256,22 @@ pub fn kernel_insights(profile: &Profile, range: TimeRange) -> Vec<KernelInsight
     let acts = activities(profile, range);
     let launch = launch::launch_stats(profile, &acts);
     kernels::kernel_insights(profile, &acts, &launch)
+}
+
+/// The temporal breakdown of each device over `range` (window, busy, compute, communication,
+/// memory, idle, kernel time; `docs/analysis.md`, section 2) without the rest of [`analyze`]:
+/// the figures are those [`analyze`] gives, but `idle_breakdown` is left at zero and
+/// `utilisation` has `buckets` buckets, and `theoretical_occupancy_pct` is `None` (launches are
+/// not looked up). What cross-rank analysis asks of every rank and step.
+pub fn device_breakdowns(
+    profile: &Profile,
+    range: TimeRange,
+    buckets: usize,
+) -> Vec<DeviceBreakdown> {
+    let acts = activities_with(profile, range, false);
+    acts.chunk_by(|a, b| a.device == b.device)
+        .map(|dev| breakdown::device_breakdown(dev, &idle::busy_of(dev), buckets))
+        .collect()
 }
 
 /// Analyses `profile` over `range`: see the module documentation and `docs/analysis.md`.

@@ -162,6 +162,8 @@ pub(super) struct GpuArgs {
     pub(super) static_shared: Option<i64>,
     pub(super) dynamic_shared: Option<i64>,
     pub(super) mangled_name: Option<String>,
+    /// Kineto's `Process Group Name` of a communication kernel.
+    pub(super) process_group: Option<String>,
 }
 
 /// Reads the arguments kept for GPU events and API calls.
@@ -214,6 +216,7 @@ pub(super) fn parse_gpu_args(args: &[u8], lenient_tokens: &mut u64) -> GpuArgs {
                     b"src memory" => a.src_memory = Some(MemoryKind::from_word(s)),
                     b"dst memory" => a.dst_memory = Some(MemoryKind::from_word(s)),
                     b"mangled name" => a.mangled_name = Some(s.to_string()),
+                    b"Process Group Name" => a.process_group = Some(s.to_string()),
                     k if k == LANE_ARG.as_bytes() => a.lane = lane_from_text(s),
                     _ => {}
                 }

@@ -340,6 +340,7 @@ impl ChromeState {
         match kind {
             EventKind::Kernel => {
                 let mangled_name = a.mangled_name.as_deref().map(|m| self.b.intern(m));
+                let process_group = a.process_group.as_deref().map(|g| self.b.intern(g));
                 let info = KernelInfo {
                     grid: a.grid,
                     block: a.block,
@@ -353,6 +354,7 @@ impl ChromeState {
                     correlation,
                     external_id,
                     mangled_name,
+                    process_group,
                 };
                 self.b.push_kernel(track, ts_ns, dur_ns, name, info, 0);
             }

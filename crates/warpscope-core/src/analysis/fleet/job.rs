@@ -1,0 +1,189 @@
+//! Opening a distributed job: every rank's trace in a directory (or a list of files), read in
+//! parallel, one file per core, each reduced to its [`RankFacts`] as soon as it is read.
+//! Profiles are kept only when asked (the viewer merges them into one timeline); otherwise
+//! memory follows the facts, not the traces.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{FleetReport, RankFacts, RankSource, fleet_report};
+use crate::import::{ImportError, Progress, import_file};
+use crate::model::Profile;
+
+/// Why a job could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// A path is neither a file nor a directory that can be listed.
+    #[error("{path}: cannot list the directory: {source}")]
+    ListDir {
+        /// The directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A directory holds no trace file.
+    #[error(
+        "{path}: no trace files in this directory (looked for .json, .json.gz, .gz, .sqlite, \
+         .nvvp, .nsys-rep exports)"
+    )]
+    NoTraces {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// No path was given.
+    #[error("no trace files given")]
+    Empty,
+    /// A rank's file could not be read.
+    #[error(transparent)]
+    Import(#[from] ImportError),
+    /// Two files claim the same rank.
+    #[error("{first} and {second} are both rank {rank}: are they traces of two jobs?")]
+    DuplicateRank {
+        /// The rank.
+        rank: i64,
+        /// The first file with that rank.
+        first: PathBuf,
+        /// The second file with that rank.
+        second: PathBuf,
+    },
+}
+
+/// What [`load_job`] keeps.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JobOptions {
+    /// Keep every rank's profile (to merge them into one timeline) besides its facts.
+    pub keep_profiles: bool,
+}
+
+/// An opened job.
+#[derive(Debug)]
+pub struct Job {
+    /// Per rank, in file order.
+    pub ranks: Vec<RankFacts>,
+    /// The profiles, in file order, when [`JobOptions::keep_profiles`] was set; else empty.
+    pub profiles: Vec<Profile>,
+    /// The cross-rank analysis.
+    pub report: FleetReport,
+}
+
+/// True for names that look like a trace file: `.json`, `.json.gz`, `.gz`, `.sqlite`,
+/// `.sqlite3`, `.db`, `.nvvp`.
+fn looks_like_trace(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    !name.starts_with('.')
+        && [".json", ".gz", ".sqlite", ".sqlite3", ".db", ".nvvp"]
+            .iter()
+            .any(|ext| name.ends_with(ext))
+}
+
+/// The files of a job: each argument that is a file as it is, each directory's trace files
+/// (see [`looks_like_trace`]; not recursive) sorted by name.
+///
+/// # Errors
+///
+/// [`JobError::ListDir`] for a directory that cannot be read, [`JobError::NoTraces`] for one
+/// without trace files, [`JobError::Empty`] for no arguments.
+pub fn job_files(args: &[PathBuf]) -> Result<Vec<PathBuf>, JobError> {
+    let mut files = Vec::new();
+    for arg in args {
+        if !arg.is_dir() {
+            files.push(arg.clone());
+            continue;
+        }
+        let list = std::fs::read_dir(arg).map_err(|source| JobError::ListDir {
+            path: arg.clone(),
+            source,
+        })?;
+        let mut found: Vec<PathBuf> = list
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_file() && looks_like_trace(p))
+            .collect();
+        if found.is_empty() {
+            return Err(JobError::NoTraces { path: arg.clone() });
+        }
+        found.sort();
+        files.extend(found);
+    }
+    if files.is_empty() {
+        return Err(JobError::Empty);
+    }
+    Ok(files)
+}
+
+/// Reads the ranks of one job from `files` on all cores ([`crate::parallel::threads`]), one
+/// file per thread, each file parsed on its own thread; `progress` counts finished files and
+/// its cancel stops the files not yet started.
+///
+/// # Errors
+///
+/// The first file (in order) that cannot be read, or [`JobError::DuplicateRank`].
+pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Result<Job, JobError> {
+    if files.is_empty() {
+        return Err(JobError::Empty);
+    }
+    progress.set_total(files.len() as u64);
+    let done = AtomicU64::new(0);
+    type Slot = (usize, PathBuf, u64);
+    let mut slots: Vec<Slot> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (i, f.clone(), std::fs::metadata(f).map_or(0, |m| m.len())))
+        .collect();
+    let results = crate::parallel::map_mut(
+        &mut slots,
+        |s| usize::try_from(s.2).unwrap_or(usize::MAX),
+        |(position, path, _)| -> Result<(RankFacts, Option<Profile>), ImportError> {
+            if progress.is_cancelled() {
+                return Err(ImportError::Cancelled { path: path.clone() });
+            }
+            let profile =
+                crate::parallel::with_threads(1, || import_file(path, &Progress::default()))?;
+            let facts = RankFacts::of(&profile, *position);
+            progress.set_done(done.fetch_add(1, Ordering::Relaxed) + 1);
+            Ok((facts, opts.keep_profiles.then_some(profile)))
+        },
+    );
+    let mut ranks = Vec::with_capacity(files.len());
+    let mut profiles = Vec::new();
+    for r in results {
+        let (facts, profile) = r?;
+        ranks.push(facts);
+        profiles.extend(profile);
+    }
+    // Files without a rank come after the highest known one, in file order.
+    let mut next = ranks
+        .iter()
+        .filter(|r| r.rank_source == RankSource::Trace)
+        .map(|r| r.rank.saturating_add(1))
+        .max()
+        .unwrap_or(0);
+    for r in ranks
+        .iter_mut()
+        .filter(|r| r.rank_source == RankSource::Position)
+    {
+        r.rank = next;
+        next = next.saturating_add(1);
+    }
+    let mut by_rank: Vec<&RankFacts> = ranks.iter().collect();
+    by_rank.sort_by_key(|r| r.rank);
+    for pair in by_rank.windows(2) {
+        if pair[0].rank == pair[1].rank {
+            return Err(JobError::DuplicateRank {
+                rank: pair[0].rank,
+                first: pair[0].file.clone(),
+                second: pair[1].file.clone(),
+            });
+        }
+    }
+    let report = fleet_report(&ranks);
+    Ok(Job {
+        ranks,
+        profiles,
+        report,
+    })
+}

@@ -1,0 +1,86 @@
+//! warpscope's profile model as Parquet tables: the door to the engines clusters already run
+//! (DuckDB, DataFusion, Spark, Polars...). One directory per table, one file per run (a rank of
+//! a job, or a single profile), every time an exact INT64 of nanoseconds. The layout and the
+//! columns are documented in `docs/export.md`; this crate keeps `warpscope-core` free of any
+//! Parquet dependency.
+
+mod columns;
+mod tables;
+
+use std::path::{Path, PathBuf};
+
+pub use tables::TABLES;
+
+use warpscope_core::Profile;
+
+/// Why an export failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// A directory or file could not be created or written.
+    #[error("{path}: cannot write: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The Parquet writer failed.
+    #[error("{path}: cannot write Parquet: {source}")]
+    Parquet {
+        /// The file.
+        path: PathBuf,
+        /// The writer's error.
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+}
+
+/// Which run of the export a profile is.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunMeta {
+    /// The run's number in the export (0 for a single profile; the file's position in a job).
+    pub run: i32,
+    /// Its rank in a distributed job, when known.
+    pub rank: Option<i64>,
+    /// The job's world size, when known.
+    pub world_size: Option<i64>,
+}
+
+/// What one run's export wrote: per table, its file and row count.
+#[derive(Clone, Debug)]
+pub struct Written {
+    /// `(table, file, rows)` in [`TABLES`] order.
+    pub tables: Vec<(&'static str, PathBuf, usize)>,
+}
+
+/// The file of `table` for run `run` under `out_dir`: `OUT/<table>/run-00000.parquet`.
+pub fn table_file(out_dir: &Path, table: &str, run: i32) -> PathBuf {
+    out_dir.join(table).join(format!("run-{run:05}.parquet"))
+}
+
+/// Writes `profile` as run `meta.run` under `out_dir`: one file per table of [`TABLES`]
+/// (see [`table_file`]), creating the directories.
+///
+/// # Errors
+///
+/// [`ExportError`] naming the directory or file that could not be written.
+pub fn export_parquet(
+    profile: &Profile,
+    meta: RunMeta,
+    out_dir: &Path,
+) -> Result<Written, ExportError> {
+    let mut written = Vec::new();
+    for (name, table) in tables::build(profile, meta) {
+        let path = table_file(out_dir, name, meta.run);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        table.write(&path)?;
+        written.push((name, path, table.rows()));
+    }
+    Ok(Written { tables: written })
+}

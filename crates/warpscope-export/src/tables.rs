@@ -1,0 +1,353 @@
+//! The tables of one profile: events, kernels, copies, API calls, flows, devices, runs. Every
+//! row carries `run` and `rank`; events are numbered within a run (`event`), and the other
+//! tables refer to them by that number.
+
+use warpscope_core::Profile;
+use warpscope_core::model::{EventKind, FlowKind, TraceId, TrackKey};
+
+use crate::RunMeta;
+use crate::columns::{Col, Table};
+
+/// The tables, in the order they are written.
+pub const TABLES: [&str; 7] = [
+    "events",
+    "kernels",
+    "copies",
+    "api_calls",
+    "flows",
+    "devices",
+    "runs",
+];
+
+/// `run` and `rank`, the first two columns of every table.
+struct RunCols {
+    run: Col,
+    rank: Col,
+}
+
+impl RunCols {
+    fn new(t: &mut Table) -> Self {
+        Self {
+            run: t.i32("run", false),
+            rank: t.i64("rank", true),
+        }
+    }
+
+    fn put(&self, t: &mut Table, meta: RunMeta) {
+        t.put_i32(self.run, Some(meta.run));
+        t.put_i64(self.rank, meta.rank);
+    }
+}
+
+/// Where an event is: GPU (device, context, stream) or CPU (process, thread), as columns.
+struct PlaceCols {
+    device: Col,
+    stream: Col,
+    process: Col,
+    thread: Col,
+}
+
+impl PlaceCols {
+    fn new(t: &mut Table, cpu: bool) -> Self {
+        Self {
+            device: t.i32("device", true),
+            stream: t.i64("stream", true),
+            process: if cpu {
+                t.str("process", true)
+            } else {
+                Col::NONE
+            },
+            thread: if cpu {
+                t.str("thread", true)
+            } else {
+                Col::NONE
+            },
+        }
+    }
+
+    fn put(&self, t: &mut Table, p: &Profile, key: TrackKey) {
+        let (device, stream, process, thread) = match key {
+            TrackKey::Gpu { device, stream, .. } => (
+                i32::try_from(device).ok(),
+                i64::try_from(stream).ok(),
+                None,
+                None,
+            ),
+            TrackKey::Thread { pid, tid } => {
+                (None, None, Some(id_text(p, pid)), Some(id_text(p, tid)))
+            }
+            TrackKey::Async { pid, name } => (
+                None,
+                None,
+                Some(id_text(p, pid)),
+                Some(p.str(name).to_string()),
+            ),
+        };
+        t.put_i32(self.device, device);
+        t.put_i64(self.stream, stream);
+        if self.process != Col::NONE {
+            t.put_str(self.process, process.as_deref());
+            t.put_str(self.thread, thread.as_deref());
+        }
+    }
+}
+
+fn id_text(p: &Profile, id: TraceId) -> String {
+    p.id_text(id)
+}
+
+/// Time, name and number of an event, as columns.
+struct EventCols {
+    event: Col,
+    start: Col,
+    dur: Col,
+    name: Col,
+}
+
+impl EventCols {
+    fn new(t: &mut Table) -> Self {
+        Self {
+            event: t.i64("event", false),
+            start: t.i64("start_ns", false),
+            dur: t.i64("dur_ns", false),
+            name: t.str("name", false),
+        }
+    }
+}
+
+fn to_i32(v: Option<u32>) -> Option<i32> {
+    v.and_then(|v| i32::try_from(v).ok())
+}
+
+fn to_i64(v: Option<u64>) -> Option<i64> {
+    v.and_then(|v| i64::try_from(v).ok())
+}
+
+fn flow_kind(k: FlowKind) -> &'static str {
+    match k {
+        FlowKind::Launch => "launch",
+        FlowKind::ForwardBackward => "forward_backward",
+        FlowKind::Other => "other",
+    }
+}
+
+/// Every table of `p` as run `meta`.
+#[allow(clippy::too_many_lines)] // one pass over the events fills four tables side by side
+pub(crate) fn build(p: &Profile, meta: RunMeta) -> Vec<(&'static str, Table)> {
+    // Events.
+    let mut events = Table::new("events");
+    let e_run = RunCols::new(&mut events);
+    let e_ev = EventCols::new(&mut events);
+    let e_kind = events.str("kind", false);
+    let e_track = events.i32("track", false);
+    let e_place = PlaceCols::new(&mut events, true);
+    let e_depth = events.i32("depth", false);
+    // Kernels.
+    let mut kernels = Table::new("kernels");
+    let k_run = RunCols::new(&mut kernels);
+    let k_ev = EventCols::new(&mut kernels);
+    let k_place = PlaceCols::new(&mut kernels, false);
+    let k_grid = [
+        kernels.i32("grid_x", true),
+        kernels.i32("grid_y", true),
+        kernels.i32("grid_z", true),
+    ];
+    let k_block = [
+        kernels.i32("block_x", true),
+        kernels.i32("block_y", true),
+        kernels.i32("block_z", true),
+    ];
+    let k_regs = kernels.i32("registers_per_thread", true);
+    let k_shared = kernels.i64("shared_memory_bytes", true);
+    let k_static = kernels.i64("static_shared_bytes", true);
+    let k_dynamic = kernels.i64("dynamic_shared_bytes", true);
+    let k_occ = kernels.f64("achieved_occupancy_pct", true);
+    let k_bps = kernels.f64("blocks_per_sm", true);
+    let k_wps = kernels.f64("warps_per_sm", true);
+    let k_corr = kernels.i64("correlation", true);
+    let k_ext = kernels.i64("external_id", true);
+    let k_group = kernels.str("process_group", true);
+    let k_mangled = kernels.str("mangled_name", true);
+    // Copies and sets.
+    let mut copies = Table::new("copies");
+    let c_run = RunCols::new(&mut copies);
+    let c_ev = EventCols::new(&mut copies);
+    let c_place = PlaceCols::new(&mut copies, false);
+    let c_event_kind = copies.str("kind", false);
+    let c_copy_kind = copies.str("copy_kind", false);
+    let c_activity = copies.str("activity", false);
+    let c_bytes = copies.i64("bytes", true);
+    let c_src = copies.str("src_kind", true);
+    let c_dst = copies.str("dst_kind", true);
+    let c_corr = copies.i64("correlation", true);
+    // API calls.
+    let mut api = Table::new("api_calls");
+    let a_run = RunCols::new(&mut api);
+    let a_ev = EventCols::new(&mut api);
+    let a_kind = api.str("kind", false);
+    let a_place = PlaceCols::new(&mut api, true);
+    let a_corr = api.i64("correlation", true);
+    let a_cbid = api.i32("cbid", true);
+    let a_ext = api.i64("external_id", true);
+
+    let mut first_event: Vec<i64> = Vec::with_capacity(p.tracks.len());
+    let mut next = 0i64;
+    for (t, track) in p.tracks.iter().enumerate() {
+        first_event.push(next);
+        let ev = &track.events;
+        let gpu = track.key.is_gpu();
+        for i in 0..ev.len() {
+            let id = next + i64::try_from(i).unwrap_or(i64::MAX);
+            let (start, dur, name, kind) =
+                (ev.start_ns[i], ev.dur_ns[i], p.str(ev.name[i]), ev.kind[i]);
+            let put_ev = |tb: &mut Table, c: &EventCols| {
+                tb.put_i64(c.event, Some(id));
+                tb.put_i64(c.start, Some(start));
+                tb.put_i64(c.dur, Some(dur));
+                tb.put_str(c.name, Some(name));
+            };
+            e_run.put(&mut events, meta);
+            put_ev(&mut events, &e_ev);
+            events.put_str(e_kind, Some(kind.as_str()));
+            events.put_i32(e_track, i32::try_from(t).ok());
+            e_place.put(&mut events, p, track.key);
+            events.put_i32(e_depth, Some(i32::from(ev.depth[i])));
+            events.end_row();
+
+            if gpu && kind == EventKind::Kernel {
+                let k = p.kernel_info(track, i).unwrap_or_default();
+                k_run.put(&mut kernels, meta);
+                put_ev(&mut kernels, &k_ev);
+                k_place.put(&mut kernels, p, track.key);
+                for d in 0..3 {
+                    kernels.put_i32(k_grid[d], to_i32(k.grid.map(|g| g[d])));
+                    kernels.put_i32(k_block[d], to_i32(k.block.map(|b| b[d])));
+                }
+                kernels.put_i32(k_regs, to_i32(k.registers_per_thread));
+                kernels.put_i64(k_shared, to_i64(k.shared_memory_bytes));
+                kernels.put_i64(k_static, to_i64(k.static_shared_bytes));
+                kernels.put_i64(k_dynamic, to_i64(k.dynamic_shared_bytes));
+                kernels.put_f64(k_occ, k.occupancy_pct.map(f64::from));
+                kernels.put_f64(k_bps, k.blocks_per_sm.map(f64::from));
+                kernels.put_f64(k_wps, k.warps_per_sm.map(f64::from));
+                kernels.put_i64(k_corr, to_i64(k.correlation));
+                kernels.put_i64(k_ext, to_i64(k.external_id));
+                kernels.put_str(k_group, k.process_group.map(|g| p.str(g)));
+                kernels.put_str(k_mangled, k.mangled_name.map(|m| p.str(m)));
+                kernels.end_row();
+            } else if gpu
+                && (kind.is_gpu_activity()
+                    || (kind == EventKind::UnifiedMemory && p.copy_info(track, i).is_some()))
+            {
+                let c = p.copy_info(track, i);
+                let copy_kind = if kind == EventKind::Memset {
+                    warpscope_core::model::CopyKind::Memset
+                } else {
+                    c.map_or(warpscope_core::model::CopyKind::Unknown, |c| c.kind)
+                };
+                c_run.put(&mut copies, meta);
+                put_ev(&mut copies, &c_ev);
+                c_place.put(&mut copies, p, track.key);
+                copies.put_str(c_event_kind, Some(kind.as_str()));
+                copies.put_str(c_copy_kind, Some(copy_kind.as_str()));
+                copies.put_str(c_activity, Some(&copy_kind.activity_name()));
+                copies.put_i64(c_bytes, to_i64(c.and_then(|c| c.bytes)));
+                copies.put_str(
+                    c_src,
+                    c.and_then(|c| c.src_kind)
+                        .map(|k| format!("{k:?}"))
+                        .as_deref(),
+                );
+                copies.put_str(
+                    c_dst,
+                    c.and_then(|c| c.dst_kind)
+                        .map(|k| format!("{k:?}"))
+                        .as_deref(),
+                );
+                copies.put_i64(c_corr, to_i64(c.and_then(|c| c.correlation)));
+                copies.end_row();
+            } else if kind.is_api() {
+                let a = p.api_info(track, i).unwrap_or_default();
+                a_run.put(&mut api, meta);
+                put_ev(&mut api, &a_ev);
+                api.put_str(a_kind, Some(kind.as_str()));
+                a_place.put(&mut api, p, track.key);
+                api.put_i64(a_corr, to_i64(a.correlation));
+                api.put_i32(a_cbid, to_i32(a.cbid));
+                api.put_i64(a_ext, to_i64(a.external_id));
+                api.end_row();
+            }
+        }
+        next += i64::try_from(ev.len()).unwrap_or(i64::MAX);
+    }
+
+    // Flows, by event number.
+    let mut flows = Table::new("flows");
+    let f_run = RunCols::new(&mut flows);
+    let f_from = flows.i64("from_event", false);
+    let f_to = flows.i64("to_event", false);
+    let f_kind = flows.str("kind", false);
+    let number = |e: warpscope_core::model::EventRef| {
+        first_event
+            .get(e.track as usize)
+            .map(|f| f + i64::from(e.index))
+    };
+    for f in &p.flows {
+        let (Some(from), Some(to)) = (number(f.from), number(f.to)) else {
+            continue;
+        };
+        f_run.put(&mut flows, meta);
+        flows.put_i64(f_from, Some(from));
+        flows.put_i64(f_to, Some(to));
+        flows.put_str(f_kind, Some(flow_kind(f.kind)));
+        flows.end_row();
+    }
+
+    // Devices.
+    let mut devices = Table::new("devices");
+    let d_run = RunCols::new(&mut devices);
+    let d_id = devices.i32("device", false);
+    let d_name = devices.str("name", false);
+    let d_major = devices.i32("compute_major", true);
+    let d_minor = devices.i32("compute_minor", true);
+    let d_sms = devices.i32("sm_count", true);
+    let d_mem = devices.i64("memory_bytes", true);
+    for d in &p.devices {
+        d_run.put(&mut devices, meta);
+        devices.put_i32(d_id, i32::try_from(d.id).ok());
+        devices.put_str(d_name, Some(&d.name));
+        devices.put_i32(d_major, to_i32(d.compute_capability.map(|c| c.0)));
+        devices.put_i32(d_minor, to_i32(d.compute_capability.map(|c| c.1)));
+        devices.put_i32(d_sms, to_i32(d.sm_count));
+        devices.put_i64(d_mem, to_i64(d.memory_bytes));
+        devices.end_row();
+    }
+
+    // The run.
+    let mut runs = Table::new("runs");
+    let r_run = RunCols::new(&mut runs);
+    let r_world = runs.i64("world_size", true);
+    let r_file = runs.str("file", false);
+    let r_format = runs.str("format", false);
+    let r_tool = runs.str("tool", false);
+    let r_origin = runs.i64("unix_origin_ns", true);
+    let r_events = runs.i64("events", false);
+    r_run.put(&mut runs, meta);
+    runs.put_i64(r_world, meta.world_size);
+    runs.put_str(r_file, Some(&p.source.path.display().to_string()));
+    runs.put_str(r_format, Some(p.source.format.as_str()));
+    runs.put_str(r_tool, Some(&p.source.tool));
+    runs.put_i64(r_origin, p.origin.unix_ns);
+    runs.put_i64(r_events, Some(next));
+    runs.end_row();
+
+    vec![
+        ("events", events),
+        ("kernels", kernels),
+        ("copies", copies),
+        ("api_calls", api),
+        ("flows", flows),
+        ("devices", devices),
+        ("runs", runs),
+    ]
+}

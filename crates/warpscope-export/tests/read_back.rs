@@ -1,0 +1,175 @@
+//! The Parquet files read back with the `parquet` crate give exactly the numbers
+//! `warpscope summary` gives.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::record::Row;
+use warpscope_core::analysis::{ActivityKind, summary_report};
+use warpscope_core::{Progress, TimeRange, import_file};
+use warpscope_export::{RunMeta, TABLES, export_parquet, table_file};
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../sample_profiles")
+        .join(name)
+}
+
+fn rows(path: &Path) -> Vec<Row> {
+    let reader = SerializedFileReader::try_from(path).unwrap();
+    reader
+        .get_row_iter(None)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// Column `name` of a row, by name.
+fn col<'a>(row: &'a Row, name: &str) -> &'a parquet::record::Field {
+    row.get_column_iter()
+        .find(|(n, _)| n.as_str() == name)
+        .map(|(_, f)| f)
+        .unwrap_or_else(|| panic!("no column {name}"))
+}
+
+fn long(row: &Row, name: &str) -> i64 {
+    match col(row, name) {
+        parquet::record::Field::Long(v) => *v,
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+fn text(row: &Row, name: &str) -> String {
+    match col(row, name) {
+        parquet::record::Field::Str(v) => v.clone(),
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+/// (calls, total ns) per name.
+type Totals = BTreeMap<String, (u64, i64)>;
+
+fn add(t: &mut Totals, name: String, dur_ns: i64) {
+    let e = t.entry(name).or_default();
+    e.0 += 1;
+    e.1 += dur_ns;
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("warpscope-export-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[test]
+fn kernels_and_copies_read_back_give_the_summary_exactly() {
+    for name in [
+        "resnet50_b64_fp32.pt.trace.json.gz",
+        "alexnet_b8.pt.trace.json.gz",
+        "live_vector_add_h100.json.gz",
+    ] {
+        let profile = import_file(&sample(name), &Progress::default()).unwrap();
+        let out = temp_dir(name);
+        let meta = RunMeta {
+            run: 0,
+            rank: Some(3),
+            world_size: Some(8),
+        };
+        let written = export_parquet(&profile, meta, &out).unwrap();
+        assert_eq!(
+            written.tables.iter().map(|t| t.0).collect::<Vec<_>>(),
+            TABLES
+        );
+        let summary = summary_report(&profile, TimeRange::ALL, None);
+
+        // GPU activities: kernels by name, copies and sets by their row name.
+        let mut got = Totals::new();
+        for r in rows(&table_file(&out, "kernels", 0)) {
+            assert_eq!(long(&r, "rank"), 3);
+            add(&mut got, text(&r, "name"), long(&r, "dur_ns"));
+        }
+        for r in rows(&table_file(&out, "copies", 0)) {
+            if text(&r, "kind") != "unified_memory" {
+                add(&mut got, text(&r, "activity"), long(&r, "dur_ns"));
+            }
+        }
+        let want: Totals = summary
+            .gpu_activities
+            .iter()
+            .map(|a| (a.name.clone(), (a.stats.calls, a.stats.total_ns)))
+            .collect();
+        assert_eq!(got, want, "{name}");
+        assert_eq!(got.values().map(|v| v.1).sum::<i64>(), summary.gpu_total_ns);
+        assert!(
+            summary
+                .gpu_activities
+                .iter()
+                .any(|a| a.kind == ActivityKind::Kernel)
+        );
+
+        // Copies by kind with their bytes.
+        let mut bytes: BTreeMap<String, (u64, i64, i64)> = BTreeMap::new();
+        for r in rows(&table_file(&out, "copies", 0)) {
+            let e = bytes.entry(text(&r, "copy_kind")).or_default();
+            e.0 += 1;
+            e.1 += match col(&r, "bytes") {
+                parquet::record::Field::Long(v) => *v,
+                _ => 0,
+            };
+            e.2 += long(&r, "dur_ns");
+        }
+        let want: BTreeMap<String, (u64, i64, i64)> = summary
+            .memcpy
+            .iter()
+            .map(|c| {
+                (
+                    c.kind.clone(),
+                    (c.calls, i64::try_from(c.bytes).unwrap(), c.total_ns),
+                )
+            })
+            .collect();
+        assert_eq!(bytes, want, "{name}");
+
+        // Every event once, numbered 0..n; the run row says how many.
+        let events = rows(&table_file(&out, "events", 0));
+        assert_eq!(events.len(), profile.event_count());
+        assert!(
+            events
+                .iter()
+                .enumerate()
+                .all(|(i, r)| long(r, "event") == i64::try_from(i).unwrap())
+        );
+        let run = rows(&table_file(&out, "runs", 0));
+        assert_eq!(
+            long(&run[0], "events"),
+            i64::try_from(profile.event_count()).unwrap()
+        );
+        assert_eq!(long(&run[0], "world_size"), 8);
+        // Flows point at events that exist.
+        for f in rows(&table_file(&out, "flows", 0)) {
+            assert!(usize::try_from(long(&f, "to_event")).unwrap() < events.len());
+        }
+        assert_eq!(
+            rows(&table_file(&out, "devices", 0)).len(),
+            profile.devices.len()
+        );
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}
+
+#[test]
+fn an_unwritable_directory_is_named() {
+    let profile =
+        import_file(&sample("alexnet_b8.pt.trace.json.gz"), &Progress::default()).unwrap();
+    let file = temp_dir("blocked");
+    std::fs::write(&file, "a file where the directory should be").unwrap();
+    let err = export_parquet(&profile, RunMeta::default(), &file).unwrap_err();
+    assert!(err.to_string().contains("cannot write"), "{err}");
+    assert!(
+        err.to_string().contains("warpscope-export-blocked"),
+        "{err}"
+    );
+    std::fs::remove_file(&file).unwrap();
+}

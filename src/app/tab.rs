@@ -1,0 +1,200 @@
+//! One open profile as a tab: its timeline above; below it the tables, the Insights panel, a
+//! live run's results or a job's rank × step map, with the selected event's details beside.
+
+use std::sync::Arc;
+
+use egui::{Align, Layout};
+use warpscope_core::Profile;
+use warpscope_core::analysis::fleet::FleetReport;
+use warpscope_live::LiveRun;
+use warpscope_ui::Selection;
+use warpscope_ui::fleet::{FleetState, fleet_ui};
+use warpscope_ui::insights::{InsightsState, insights_ui};
+use warpscope_ui::range_stats::range_stats_ui;
+use warpscope_ui::tables::{TablesState, tables_ui};
+use warpscope_ui::timeline::{TimelineState, selected_event_ui, timeline_ui};
+use warpscope_ui::warnings::import_warnings_ui;
+
+use super::{file_name, live_results_ui};
+
+/// One open profile.
+pub struct Tab {
+    /// The profile.
+    pub profile: Arc<Profile>,
+    /// Timeline view state.
+    pub timeline: TimelineState,
+    /// Tables state.
+    pub tables: TablesState,
+    /// What is selected in this tab.
+    pub selection: Selection,
+    /// The results of the live run this profile came from, if it did.
+    pub live: Option<LiveRun>,
+    /// What the panel below the timeline shows.
+    pub bottom: BottomView,
+    /// The Insights panel's state.
+    pub insights: InsightsState,
+    /// For a job opened as a directory: the cross-rank analysis of its ranks.
+    pub job: Option<Arc<FleetReport>>,
+    /// The job view's state.
+    pub fleet: FleetState,
+}
+
+/// What the panel below the timeline shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BottomView {
+    /// The ranked tables.
+    Tables,
+    /// Why the GPU is not busy: breakdown, findings, gaps.
+    Insights,
+    /// The results of a live run.
+    Live,
+    /// A job's rank × step map and stragglers.
+    Job,
+}
+
+impl Tab {
+    pub(crate) fn new(profile: Profile) -> Self {
+        let timeline = TimelineState::new(&profile);
+        let live = LiveRun::from_profile(&profile);
+        Self {
+            bottom: if live.is_some() {
+                BottomView::Live
+            } else {
+                BottomView::Tables
+            },
+            insights: InsightsState::default(),
+            live,
+            profile: Arc::new(profile),
+            timeline,
+            tables: TablesState::default(),
+            selection: Selection::default(),
+            job: None,
+            fleet: FleetState::default(),
+        }
+    }
+
+    /// A job's tab: the ranks merged into `profile`, and their cross-rank analysis, shown
+    /// first.
+    pub(crate) fn job(profile: Profile, report: FleetReport) -> Self {
+        let mut tab = Self::new(profile);
+        tab.job = Some(Arc::new(report));
+        tab.bottom = BottomView::Job;
+        tab
+    }
+
+    /// The tab's title: the file name.
+    pub fn title(&self) -> String {
+        let name = file_name(&self.profile.source.path);
+        match &self.job {
+            Some(job) => format!("{name} (job of {} ranks)", job.ranks.len()),
+            None => name,
+        }
+    }
+}
+
+impl Tab {
+    /// The timeline above; below it the details of the selected event on the right and the
+    /// range header and tables on the left (so selecting never moves the timeline).
+    pub(crate) fn ui(&mut self, ui: &mut egui::Ui) {
+        let tab = self;
+        let profile = Arc::clone(&tab.profile);
+        // The tables (or insights) get what the timeline does not need, within 38-70% of the
+        // height (more for insights): a short timeline leaves no empty band above them.
+        let available = ui.available_height();
+        let least = if matches!(tab.bottom, BottomView::Insights | BottomView::Job) {
+            0.5
+        } else {
+            0.38
+        };
+        let timeline_needs = tab.timeline.content_height(&profile) + 16.0;
+        let bottom = (available - timeline_needs).clamp(available * least, available * 0.7);
+        egui::Panel::bottom("tables")
+            .resizable(true)
+            .default_size(bottom)
+            .show(ui, |ui| {
+                egui::Panel::right("details")
+                    .resizable(true)
+                    .default_size(360.0)
+                    .show(ui, |ui| {
+                        Self::details_ui(tab, &profile, ui);
+                    });
+                egui::CentralPanel::default().show(ui, |ui| {
+                    ui.horizontal(|ui| {
+                        if tab.job.is_some() {
+                            ui.selectable_value(&mut tab.bottom, BottomView::Job, "Job")
+                                .on_hover_text("Ranks × steps, stragglers");
+                        }
+                        if tab.live.is_some() {
+                            ui.selectable_value(&mut tab.bottom, BottomView::Live, "Live results");
+                        }
+                        ui.selectable_value(&mut tab.bottom, BottomView::Tables, "Tables");
+                        ui.selectable_value(&mut tab.bottom, BottomView::Insights, "Insights")
+                            .on_hover_text(
+                                "Why the GPU is not busy: time breakdown, idle causes, findings",
+                            );
+                    });
+                    match (tab.bottom, &tab.live) {
+                        (BottomView::Live, Some(run)) => live_results_ui(ui, run),
+                        (BottomView::Job, _) if tab.job.is_some() => {
+                            if let Some(job) = &tab.job {
+                                fleet_ui(ui, &profile, job, &mut tab.fleet, &mut tab.timeline);
+                            }
+                        }
+                        (BottomView::Insights, _) => {
+                            range_stats_ui(ui, &profile, &mut tab.selection);
+                            insights_ui(
+                                ui,
+                                &profile,
+                                &mut tab.insights,
+                                &mut tab.timeline,
+                                &mut tab.selection,
+                            );
+                        }
+                        _ => {
+                            range_stats_ui(ui, &profile, &mut tab.selection);
+                            let response =
+                                tables_ui(ui, &profile, &mut tab.tables, &mut tab.selection);
+                            if let Some(forward) = response.step {
+                                tab.timeline.step_to_occurrence(
+                                    &profile,
+                                    &mut tab.selection,
+                                    forward,
+                                );
+                            }
+                        }
+                    }
+                });
+            });
+        egui::CentralPanel::default().show(ui, |ui| {
+            timeline_ui(ui, &profile, &mut tab.timeline, &mut tab.selection);
+        });
+    }
+
+    fn details_ui(tab: &mut Tab, profile: &Profile, ui: &mut egui::Ui) {
+        import_warnings_ui(ui, profile);
+        ui.horizontal(|ui| {
+            ui.strong("Selected event");
+            if tab.selection.event.is_some() {
+                ui.with_layout(Layout::right_to_left(Align::Center), |ui| {
+                    if ui
+                        .small_button("×")
+                        .on_hover_text("Clear the selection")
+                        .clicked()
+                    {
+                        tab.selection.event = None;
+                    }
+                });
+            }
+        });
+        ui.separator();
+        if tab.selection.event.is_none() {
+            ui.weak("Click an event on the timeline to see everything known about it.");
+            return;
+        }
+        egui::ScrollArea::vertical()
+            .auto_shrink(false)
+            .show(ui, |ui| {
+                selected_event_ui(ui, profile, &mut tab.timeline, &mut tab.selection);
+            });
+    }
+}

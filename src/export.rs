@@ -1,0 +1,110 @@
+//! `warpscope export`: profiles, or every rank of a job, written as Parquet tables for cluster
+//! engines (`warpscope-export`), or as CSV files of the ranked tables.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::ValueEnum;
+use warpscope_core::analysis::compare::{file_stem, profile_rank};
+use warpscope_core::analysis::fleet::{RankFacts, fleet_report, job_files};
+use warpscope_core::analysis::summary_report;
+use warpscope_core::{Progress, TimeRange, import_file};
+use warpscope_export::{RunMeta, TABLES, export_parquet};
+
+use crate::output::OutputFormat;
+
+/// What `warpscope export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Parquet tables, one directory per table, one file per run (docs/export.md).
+    Parquet,
+    /// CSV: each file's ranked tables (`summary --format csv`) as `run-00000-<name>.summary.csv`,
+    /// and for several files the per-rank table of `fleet` (`fleet_ranks.csv`).
+    Csv,
+}
+
+/// What one file's export wrote.
+struct RunDone {
+    rows: Vec<(&'static str, usize)>,
+    facts: RankFacts,
+}
+
+/// Writes the files (and the trace files of the directories) given under `out`, each file on
+/// its own thread (all cores). Returns the lines to print.
+///
+/// # Errors
+///
+/// A file that cannot be read or written; the message names it.
+pub fn export(paths: &[PathBuf], out: &Path, format: ExportFormat) -> Result<String> {
+    let files = job_files(paths)?;
+    std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
+    let mut slots: Vec<(usize, PathBuf)> = files.iter().cloned().enumerate().collect();
+    let results = warpscope_core::parallel::map_mut(
+        &mut slots,
+        |(_, f)| std::fs::metadata(f).map_or(0, |m| usize::try_from(m.len()).unwrap_or(0)),
+        |(position, file)| {
+            warpscope_core::parallel::with_threads(1, || export_one(file, *position, out, format))
+        },
+    );
+    let mut done = Vec::with_capacity(results.len());
+    for r in results {
+        done.push(r?);
+    }
+    let mut text = String::new();
+    match format {
+        ExportFormat::Parquet => {
+            text.push_str(&format!(
+                "wrote {} run{} as Parquet under {}/:\n",
+                done.len(),
+                if done.len() == 1 { "" } else { "s" },
+                out.display()
+            ));
+            for (t, table) in TABLES.iter().enumerate() {
+                let rows: usize = done.iter().map(|d| d.rows[t].1).sum();
+                text.push_str(&format!("  {table}/  {rows} rows\n"));
+            }
+        }
+        ExportFormat::Csv => {
+            if done.len() > 1 {
+                let facts: Vec<RankFacts> = done.into_iter().map(|d| d.facts).collect();
+                let report = fleet_report(&facts);
+                let path = out.join("fleet_ranks.csv");
+                std::fs::write(&path, crate::report::fleet(&report, 0, OutputFormat::Csv)?)
+                    .with_context(|| format!("{}: cannot write", path.display()))?;
+            }
+            text.push_str(&format!("wrote CSV under {}/\n", out.display()));
+        }
+    }
+    Ok(text)
+}
+
+/// Reads one file and writes it as run `position`.
+fn export_one(file: &Path, position: usize, out: &Path, format: ExportFormat) -> Result<RunDone> {
+    let profile = import_file(file, &Progress::default())?;
+    let facts = RankFacts::of(&profile, position);
+    let rows = match format {
+        ExportFormat::Parquet => {
+            let meta = RunMeta {
+                run: i32::try_from(position).context("more than 2^31 files")?,
+                rank: profile_rank(&profile),
+                world_size: profile.distributed.as_ref().and_then(|d| d.world_size),
+            };
+            export_parquet(&profile, meta, out)?
+                .tables
+                .into_iter()
+                .map(|(t, _, rows)| (t, rows))
+                .collect()
+        }
+        ExportFormat::Csv => {
+            let summary = summary_report(&profile, TimeRange::ALL, None);
+            // Numbered like the Parquet files: two files of one name in two folders do not
+            // overwrite each other.
+            let stem = file_stem(&file.to_string_lossy()).to_string();
+            let path = out.join(format!("run-{position:05}-{stem}.summary.csv"));
+            std::fs::write(&path, crate::report::summary(&summary, OutputFormat::Csv)?)
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            Vec::new()
+        }
+    };
+    Ok(RunDone { rows, facts })
+}

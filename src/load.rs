@@ -1,0 +1,86 @@
+//! Reading profiles for the CLI: one file, or the ranks of a job, with `--timings` on stderr.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use warpscope_core::analysis::fleet;
+use warpscope_core::import::ImportTimings;
+use warpscope_core::{Profile, Progress};
+
+/// Opens the ranks of one job from files and directories ([`fleet::job_files`]) on all cores;
+/// `keep_profiles` keeps every rank's profile (for the viewer). With `timings`, prints the
+/// file count, the time and the peak memory to stderr.
+pub fn load_job(paths: &[PathBuf], keep_profiles: bool, timings: bool) -> Result<fleet::Job> {
+    let started = std::time::Instant::now();
+    let files = fleet::job_files(paths)?;
+    let job = fleet::load_job(
+        &files,
+        fleet::JobOptions { keep_profiles },
+        &Progress::default(),
+    )?;
+    if timings {
+        let bytes: u64 = files
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        eprintln!(
+            "timings: {} ranks, {:.1} MB of files in {:.3} s on {} threads; peak RSS {}",
+            files.len(),
+            bytes as f64 / 1e6,
+            started.elapsed().as_secs_f64(),
+            warpscope_core::parallel::threads(),
+            peak_rss().map_or_else(
+                || "unknown".to_string(),
+                |kb| format!("{:.1} MB", kb as f64 / 1024.0)
+            ),
+        );
+    }
+    Ok(job)
+}
+
+/// Reads one profile; with `timings`, prints where the time went to stderr.
+pub fn load_profile(path: &Path, timings: bool) -> Result<Profile> {
+    let progress = Progress::new();
+    let (profile, import_timings) = warpscope_core::import_file_timed(path, &progress)?;
+    if timings {
+        print_timings(&profile, &import_timings);
+    }
+    Ok(profile)
+}
+
+fn print_timings(profile: &Profile, t: &ImportTimings) {
+    let mb = profile.source.content_bytes as f64 / 1e6;
+    let secs = t.total.as_secs_f64();
+    eprintln!(
+        "timings: {} events, {:.1} MB{} in {:.3} s ({:.0} MB/s): read{} {:.3} s (on its own thread), parse {:.3} s, index {:.3} s; peak RSS {}",
+        profile.event_count(),
+        mb,
+        if profile.source.compressed {
+            " (gzip)"
+        } else {
+            ""
+        },
+        secs,
+        if secs > 0.0 { mb / secs } else { 0.0 },
+        if profile.source.compressed {
+            "+decompress"
+        } else {
+            ""
+        },
+        t.read.as_secs_f64(),
+        t.parse.as_secs_f64(),
+        t.index.as_secs_f64(),
+        peak_rss().map_or_else(
+            || "unknown".to_string(),
+            |kb| format!("{:.1} MB", kb as f64 / 1024.0)
+        ),
+    );
+}
+
+/// Peak resident set size in KiB (Linux `VmHWM`).
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}

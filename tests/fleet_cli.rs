@@ -1,0 +1,215 @@
+//! `warpscope fleet` end to end: jobs written by `scripts/gen_ranks.py` with planted stragglers,
+//! and the real multi-rank samples.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{stderr, stdout, warpscope};
+use serde_json::Value;
+
+/// A fresh directory under the system's temporary one.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("warpscope-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes a job with `scripts/gen_ranks.py`, or `None` when python3 cannot run.
+fn generate(name: &str, args: &[&str]) -> Option<PathBuf> {
+    let dir = temp_dir(name);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/gen_ranks.py");
+    let out = match Command::new("python3")
+        .arg(&script)
+        .arg(&dir)
+        .args(args)
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("skipping: python3 cannot run: {e}");
+            return None;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(dir)
+}
+
+fn fleet_json(dir: &Path) -> Value {
+    let out = warpscope(&["fleet", dir.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).expect("fleet JSON")
+}
+
+fn ranks_of(v: &Value, key: &str) -> Vec<i64> {
+    v[key]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rank"].as_i64().unwrap())
+        .collect()
+}
+
+#[test]
+fn eight_ranks_the_late_rank_then_the_slow_one() {
+    let Some(dir) = generate("fleet8", &["--ranks", "8"]) else {
+        return;
+    };
+    let v = fleet_json(&dir);
+    assert_eq!(ranks_of(&v, "ranks"), (0..8).collect::<Vec<_>>());
+    assert_eq!(&ranks_of(&v, "stragglers")[..2], &[2, 5]);
+    // The documented keys, integers in ns.
+    for row in v["ranks"].as_array().unwrap() {
+        for key in ["steps", "step_ns", "compute_ns", "comm_ns", "idle_ns"] {
+            assert!(row[key].is_i64(), "{key} in {row}");
+        }
+        assert!(row["file"].as_str().unwrap().ends_with(".json"));
+        assert_eq!(row["steps"], 4);
+    }
+    let top = &v["stragglers"][0];
+    assert!(top["score"].is_i64());
+    assert!(top["reason"].as_str().unwrap().contains("last to arrive"));
+    // 4 steps × 3 buckets of all-reduce in group 0, and per step one all-gather in each half.
+    let c = v["collectives"].as_array().unwrap();
+    let count = |g: &str| c.iter().filter(|x| x["group"] == g).count();
+    assert_eq!((count("0"), count("1"), count("2")), (12, 4, 4));
+    assert!(
+        c.iter()
+            .filter(|x| x["group"] == "0")
+            .all(|x| x["ranks"] == 8)
+    );
+    assert!(
+        c.iter()
+            .filter(|x| x["group"] != "0")
+            .all(|x| x["ranks"] == 4)
+    );
+    // Rank 5 computes 30% longer than the others.
+    let compute = |r: usize| v["ranks"][r]["compute_ns"].as_i64().unwrap();
+    #[allow(clippy::cast_precision_loss)]
+    let ratio = compute(5) as f64 / compute(0) as f64;
+    assert!((1.25..1.35).contains(&ratio), "{ratio}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn sixty_four_ranks_name_the_planted_straggler_first() {
+    for (name, args, want) in [
+        (
+            "fleet64slow",
+            ["--slow-rank", "41", "--late-rank", "-1"],
+            41,
+        ),
+        (
+            "fleet64late",
+            ["--slow-rank", "-1", "--late-rank", "17"],
+            17,
+        ),
+    ] {
+        let mut all = vec!["--ranks", "64", "--steps", "2", "--gzip"];
+        all.extend(args);
+        let Some(dir) = generate(name, &all) else {
+            return;
+        };
+        let v = fleet_json(&dir);
+        assert_eq!(v["ranks"].as_array().unwrap().len(), 64);
+        assert_eq!(ranks_of(&v, "stragglers")[0], want, "{name}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
+
+#[test]
+fn the_table_names_the_stragglers_and_the_worst_collectives() {
+    let Some(dir) = generate(
+        "fleet4",
+        &["--ranks", "4", "--slow-rank", "3", "--late-rank", "-1"],
+    ) else {
+        return;
+    };
+    let out = warpscope(&["fleet", dir.to_str().unwrap(), "--top", "3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Job of 4 ranks, on one clock"), "{text}");
+    assert!(text.contains("  1. rank 3: score "), "{text}");
+    assert!(text.contains("compute "), "{text}");
+    assert!(
+        text.contains("Collectives matched across ranks: 20"),
+        "{text}"
+    );
+    let csv = stdout(&warpscope(&[
+        "fleet",
+        dir.to_str().unwrap(),
+        "--format",
+        "csv",
+    ]));
+    assert!(
+        csv.starts_with("rank,file,steps,step_ns,compute_ns"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 5);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn bad_input_is_named() {
+    let dir = temp_dir("fleet-empty");
+    let out = warpscope(&["fleet", dir.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("no trace files in this directory"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::write(dir.join("job_rank0.json"), "{\"traceEvents\": [").unwrap();
+    let out = warpscope(&["fleet", dir.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("job_rank0.json"), "{}", stderr(&out));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn export_writes_one_parquet_file_per_table_and_run_and_csv_tables() {
+    let Some(dir) = generate("fleet-export", &["--ranks", "3"]) else {
+        return;
+    };
+    let out = dir.join("pq");
+    let o = warpscope(&[
+        "export",
+        "--out",
+        out.to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("wrote 3 runs as Parquet"), "{text}");
+    // 3 ranks × 4 steps × (3 buckets × (6 compute + 1 all-reduce)) kernels; no half groups
+    // with 3 ranks.
+    assert!(text.contains("  kernels/  252 rows"), "{text}");
+    for table in warpscope_export::TABLES {
+        for run in 0..3 {
+            let f = out.join(table).join(format!("run-0000{run}.parquet"));
+            assert!(f.is_file(), "{}", f.display());
+        }
+    }
+    let csv = dir.join("csv");
+    let o = warpscope(&[
+        "export",
+        "--format",
+        "csv",
+        "--out",
+        csv.to_str().unwrap(),
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ranks = std::fs::read_to_string(csv.join("fleet_ranks.csv")).unwrap();
+    assert_eq!(ranks.lines().count(), 4);
+    let summary = std::fs::read_to_string(csv.join("run-00001-job_rank1.summary.csv")).unwrap();
+    assert!(summary.contains("ncclDevKernel_AllReduce"), "{summary}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
