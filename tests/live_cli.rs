@@ -318,6 +318,16 @@ fn user_kernel_mistakes_are_one_clear_message() {
 }
 
 #[test]
+fn hostile_user_kernel_inputs_are_one_clear_message() {
+    // A deeply nested grid expression used to overflow the stack.
+    let deep = format!("{}N{}", "(".repeat(5000), ")".repeat(5000));
+    fails_user(
+        &user("saxpy.cu", "saxpy", SAXPY_ARGS, &["--grid", &deep]),
+        "--grid: an expression of 10001 bytes is too long (at most 1024)",
+    );
+}
+
+#[test]
 fn block_sweeps_of_bundled_kernels_need_a_free_block() {
     fails(
         &["live", "sgemm", "--blocks", "64,128"],

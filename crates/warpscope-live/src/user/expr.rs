@@ -5,6 +5,11 @@
 
 use std::fmt;
 
+/// The longest expression accepted, in bytes.
+pub const MAX_LEN: usize = 1024;
+/// The deepest nesting of parentheses accepted.
+pub const MAX_DEPTH: usize = 32;
+
 /// A parsed expression.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Expr {
@@ -46,8 +51,18 @@ impl fmt::Display for Expr {
 impl Expr {
     /// Parses `text`; the error says where it stopped making sense.
     pub fn parse(text: &str) -> Result<Self, String> {
+        if text.len() > MAX_LEN {
+            return Err(format!(
+                "an expression of {} bytes is too long (at most {MAX_LEN})",
+                text.len()
+            ));
+        }
         let tokens = tokenize(text)?;
-        let mut p = Parser { tokens, pos: 0 };
+        let mut p = Parser {
+            tokens,
+            pos: 0,
+            depth: 0,
+        };
         let node = p.sum()?;
         if p.pos < p.tokens.len() {
             return Err(format!(
@@ -212,6 +227,8 @@ fn number(word: &str) -> Option<f64> {
 struct Parser {
     tokens: Vec<Token>,
     pos: usize,
+    /// Parentheses open at `pos` (the parser recurses once per level).
+    depth: usize,
 }
 
 impl Parser {
@@ -252,7 +269,12 @@ impl Parser {
             Some(Token::Var('N')) => Ok(Node::N),
             Some(Token::Var(_)) => Ok(Node::B),
             Some(Token::Op('(')) => {
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    return Err(format!("parentheses nested more than {MAX_DEPTH} deep"));
+                }
                 let inner = self.sum()?;
+                self.depth -= 1;
                 if self.peek_op() != Some(')') {
                     return Err("a '(' without its ')'".into());
                 }
@@ -306,5 +328,27 @@ mod tests {
         assert!(at("N/0", 5).is_err());
         assert!(at("N*N*N*N*N", 1 << 20).is_err());
         assert!(at("N/2.5", 5).is_err());
+    }
+
+    #[test]
+    fn long_or_deep_expressions_are_refused_not_a_crash() {
+        let deep = format!("{}N{}", "(".repeat(5000), ")".repeat(5000));
+        assert_eq!(
+            Expr::parse(&deep).unwrap_err(),
+            "an expression of 10001 bytes is too long (at most 1024)"
+        );
+        let long = format!("1{}", "*1".repeat(60_000));
+        assert!(Expr::parse(&long).unwrap_err().contains("too long"));
+        let nested = format!("{}N{}", "(".repeat(33), ")".repeat(33));
+        assert_eq!(
+            Expr::parse(&nested).unwrap_err(),
+            "parentheses nested more than 32 deep"
+        );
+        // The most the limits allow still parses and evaluates (a chain of 511 products, and
+        // 32 levels of parentheses).
+        let chain = format!("N{}", "*1".repeat(511));
+        assert_eq!(at(&chain, 7), Ok(7));
+        let ok = format!("{}N{}", "(".repeat(32), ")".repeat(32));
+        assert_eq!(at(&ok, 7), Ok(7));
     }
 }
