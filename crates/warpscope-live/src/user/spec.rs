@@ -282,7 +282,11 @@ fn split_params(list: &str) -> Vec<Param> {
     parts.push(cur);
     parts
         .into_iter()
-        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        // A default value (`int n = 5`) is not part of the type.
+        .map(|p| {
+            let decl = p.split_once('=').map_or(p.as_str(), |(d, _)| d);
+            decl.split_whitespace().collect::<Vec<_>>().join(" ")
+        })
         .filter(|p| !p.is_empty() && p != "void")
         .map(|text| {
             let pointer = text.contains('*') || text.contains('[');
@@ -367,6 +371,28 @@ fn strip_comments(source: &str) -> String {
 /// Checks the SPEC against the kernel's parameters: the same count, a buffer for every pointer
 /// and a scalar for every value, and the same element type where the source names one of ours.
 pub fn match_signature(kernel: &str, params: &[Param], args: &[ArgSpec]) -> Result<(), String> {
+    // A parameter passed by value must be one of the SPEC's types: the launch passes exactly
+    // that many bytes, and the driver reads as many as the real type has.
+    for (i, p) in params.iter().enumerate() {
+        if p.pointer || p.ty.is_some() {
+            continue;
+        }
+        return Err(if p.text.split_whitespace().count() < 2 {
+            format!(
+                "cannot read the parameters of {kernel}: ({}) is not a declaration (a macro?); \
+                 write the parameter list out",
+                p.text
+            )
+        } else {
+            format!(
+                "parameter {} of {kernel} ({}) is passed by value as a type --args cannot \
+                 describe: use f32, f64, i32, u32, i64, u64 or a pointer (pass a struct's \
+                 fields as separate parameters)",
+                i + 1,
+                p.text
+            )
+        });
+    }
     if params.len() != args.len() {
         return Err(format!(
             "{kernel} takes {} parameter(s) ({}) but --args describes {}",
@@ -489,6 +515,27 @@ __global__ void __launch_bounds__(256, 2) twice(double *v, unsigned long long n,
             match_signature("saxpy", p, &swapped).unwrap_err(),
             "parameter 1 of saxpy (float a) is a scalar but --args gives a buffer (f32[N]=rand)"
         );
+        let unknown = kernels_in(
+            "struct S { float a, b; };\n\
+             extern \"C\" __global__ void ks(S s, float2 v, float *x) {}\n\
+             #define ARGS float *x, int n\n\
+             __global__ void km(ARGS) {}\n\
+             __global__ void kd(float **x, int n = 5) {}",
+        );
+        let two = parse_args("f32=1 f32=1 f32[N]=0").unwrap();
+        assert_eq!(
+            match_signature("ks", &unknown[0].1, &two).unwrap_err(),
+            "parameter 1 of ks (S s) is passed by value as a type --args cannot describe: use \
+             f32, f64, i32, u32, i64, u64 or a pointer (pass a struct's fields as separate \
+             parameters)"
+        );
+        assert_eq!(
+            match_signature("km", &unknown[1].1, &two[..1]).unwrap_err(),
+            "cannot read the parameters of km: (ARGS) is not a declaration (a macro?); write the \
+             parameter list out"
+        );
+        let kd = parse_args("f32[N]=0 i32=N").unwrap();
+        assert_eq!(match_signature("kd", &unknown[2].1, &kd), Ok(()));
         let wrong = parse_args("f32=2 f64[N]=rand f32[N]=rand i32=N").unwrap();
         assert!(
             match_signature("saxpy", p, &wrong)
