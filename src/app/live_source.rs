@@ -3,6 +3,7 @@
 //! chosen kernel's signature), launch shape, sizes and work, checked as you type with the same
 //! rules as `warpscope live --source`, and the source and NVRTC's log beside it.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use egui::{Color32, RichText};
@@ -101,18 +102,36 @@ impl SourceForm {
         }
     }
 
-    /// The form as `warpscope live` arguments (after `live`).
-    pub fn cli_args(&self) -> Vec<String> {
-        let mut args = vec![
-            "--source".to_string(),
-            self.path.display().to_string(),
+    /// Writes the checked source into `dir` under the file's own name (so NVRTC's log names
+    /// it), and returns the copy's path.
+    pub fn write_copy(&self, dir: &Path) -> Result<PathBuf, String> {
+        let name = self
+            .path
+            .file_name()
+            .map_or_else(|| "kernel.cu".into(), ToOwned::to_owned);
+        let copy = dir.join(name);
+        std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&copy, &self.source))
+            .map_err(|e| format!("cannot write {}: {e}", copy.display()))?;
+        Ok(copy)
+    }
+
+    /// The form as `warpscope live` arguments (after `live`), compiling `source` (a copy of the
+    /// checked text) with the original file's folder on the include path.
+    pub fn cli_args(&self, source: &Path) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec![
+            "--source".into(),
+            source.into(),
             "--kernel".into(),
-            self.kernel.clone(),
+            self.kernel.clone().into(),
             "--args".into(),
-            self.args.clone(),
+            self.args.clone().into(),
             "--sizes".into(),
-            self.sizes.clone(),
+            self.sizes.clone().into(),
         ];
+        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            args.extend(["--include".into(), dir.into()]);
+        }
         let req = self.request();
         for (flag, value) in [
             ("--grid", req.grid),
@@ -123,11 +142,11 @@ impl SourceForm {
             ("--check-against", req.check_against),
         ] {
             if let Some(v) = value {
-                args.extend([flag.to_string(), v]);
+                args.extend([flag.into(), v.into()]);
             }
         }
         for d in req.defines {
-            args.extend(["--define".to_string(), d]);
+            args.extend(["--define".into(), d.into()]);
         }
         args
     }
@@ -284,8 +303,18 @@ mod tests {
         assert_eq!(sweep.plan(5, 1).unwrap().blocks, [32, 64]);
         sweep.flops = "2*N".into();
         sweep.defines = "TILE=4, FAST".into();
-        let args = sweep.cli_args();
-        let tail: Vec<&str> = args[2..].iter().map(String::as_str).collect();
+        let dir = std::env::temp_dir().join(format!("warpscope-copy-{}", std::process::id()));
+        let copy = sweep.write_copy(&dir).unwrap();
+        assert_eq!(copy, dir.join("saxpy.cu"));
+        assert_eq!(
+            std::fs::read_to_string(&copy).unwrap(),
+            std::fs::read_to_string(&path).unwrap()
+        );
+        let args = sweep.cli_args(&copy);
+        assert_eq!(args[1], copy.as_os_str());
+        std::fs::remove_dir_all(&dir).unwrap();
+        let tail: Vec<&str> = args[2..].iter().map(|a| a.to_str().unwrap()).collect();
+        let examples = path.parent().unwrap().to_str().unwrap();
         assert_eq!(
             tail,
             [
@@ -295,6 +324,8 @@ mod tests {
                 "f32=1.5 f32[N]=rand f32[N]=rand i32=N",
                 "--sizes",
                 "1M,10M,100M",
+                "--include",
+                examples,
                 "--blocks",
                 "64,32",
                 "--flops",

@@ -408,9 +408,15 @@ impl UserKernel {
         }
     }
 
-    /// NVRTC options beyond the architecture: defines, include folders, CUDA's own headers.
+    /// NVRTC options beyond the architecture: defines, the file's own folder (so `#include
+    /// "x.cuh"` beside it works, as with nvcc), then the include folders.
     pub fn compile_options(&self) -> Vec<String> {
         let mut opts: Vec<String> = self.defines.iter().map(|d| format!("-D{d}")).collect();
+        let own = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        opts.push(format!("-I{}", own.display()));
         for dir in &self.includes {
             opts.push(format!("-I{}", dir.display()));
         }
@@ -476,6 +482,12 @@ mod tests {
             "f32=2.5 f32[N]=rand f32[N]=rand i32=N"
         );
         k.validate(&[1, 1_000_000], &[32, 1024]).unwrap();
+        // The file's own folder is on the include path, before --include.
+        let mut r = req.clone();
+        r.includes = vec![PathBuf::from("/usr")];
+        let k = UserKernel::from_source(&r, Path::new("/src/k/saxpy.cu"), SRC.into()).unwrap();
+        assert_eq!(k.compile_options(), ["-I/src/k", "-I/usr"]);
+        assert_eq!(kernel(&req).unwrap().compile_options(), ["-I."]);
     }
 
     #[test]
