@@ -325,6 +325,34 @@ fn hostile_user_kernel_inputs_are_one_clear_message() {
         &user("saxpy.cu", "saxpy", SAXPY_ARGS, &["--grid", &deep]),
         "--grid: an expression of 10001 bytes is too long (at most 1024)",
     );
+    // Negative scalars, C's integer division, B in lengths, typed start values.
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            "f32=-2.5 f32[N]=rand f32[N]=rand i32=-N/3",
+            &["--sizes", "9G"],
+        ),
+        "argument 4 (i32=-N/3): -3000000000 does not fit in i32",
+    );
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            "f32=2.5 f32[N-B]=rand f32[N]=rand i32=N",
+            &["--sizes", "1000", "--blocks", "64,1024"],
+        ),
+        "argument 2: N-B cannot be computed at N = 1000, B = 1024: it is negative (-24)",
+    );
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            "f32=2.5 f32[N]=rand f32[N]=1e400 i32=N",
+            &[],
+        ),
+        "argument 3 (\"f32[N]=1e400\"): inf is not a finite number",
+    );
 }
 
 #[test]

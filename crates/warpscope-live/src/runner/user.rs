@@ -212,7 +212,8 @@ impl Lab<'_> {
             return Err(LiveError::Plan("no user kernel in the plan".into()));
         };
         let n = ctx.point.size;
-        let lens = user.buffer_lens(n)?;
+        let vars = user.vars(n, ctx.point.block);
+        let lens = user.buffer_lens(vars)?;
         let mut start: Vec<Option<Vec<u8>>> = Vec::new();
         for (arg, len) in user.args.iter().zip(&lens) {
             start.push(match (arg, len) {
@@ -236,7 +237,7 @@ impl Lab<'_> {
                     working.push(Some(w));
                 }
                 (ArgSpec::Scalar { ty, value }, _) => {
-                    let bits = scalar_bits(*ty, value, n).map_err(LiveError::Plan)?;
+                    let bits = scalar_bits(*ty, value, vars).map_err(LiveError::Plan)?;
                     args.push(if ty.bytes() == 4 {
                         Arg::U32(bits as u32)
                     } else {

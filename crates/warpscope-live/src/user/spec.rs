@@ -43,6 +43,11 @@ impl ScalarType {
         }
     }
 
+    /// True for `f32` and `f64`.
+    pub fn is_float(self) -> bool {
+        matches!(self, Self::F32 | Self::F64)
+    }
+
     fn parse(text: &str) -> Option<Self> {
         Some(match text {
             "f32" => Self::F32,
@@ -179,14 +184,11 @@ fn parse_item(item: &str) -> Result<ArgSpec, String> {
             .strip_suffix(']')
             .ok_or("a buffer's length ends with ']' (f32[N*N]=rand)")?;
         let len = Expr::parse(len)?;
-        let init =
-            match value {
-                "rand" => Init::Rand,
-                "iota" => Init::Iota,
-                v => Init::Value(v.parse::<f64>().map_err(|_| {
-                    format!("{v:?} is not an initialiser: use rand, iota or a number")
-                })?),
-            };
+        let init = match value {
+            "rand" => Init::Rand,
+            "iota" => Init::Iota,
+            v => Init::Value(start_value(ty, v)?),
+        };
         Ok(ArgSpec::Buffer { ty, len, init })
     } else {
         let ty = ScalarType::parse(head).ok_or_else(|| type_error(head))?;
@@ -195,6 +197,49 @@ fn parse_item(item: &str) -> Result<ArgSpec, String> {
             value: Expr::parse(value)?,
         })
     }
+}
+
+/// Checks that `v` is a value of `ty`: finite and in range for floats, whole and in range for
+/// integers.
+pub(crate) fn check_value(ty: ScalarType, v: f64) -> Result<(), String> {
+    let (lo, hi) = match ty {
+        ScalarType::F32 => (-f64::from(f32::MAX), f64::from(f32::MAX)),
+        ScalarType::F64 => (f64::MIN, f64::MAX),
+        ScalarType::I32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
+        ScalarType::U32 => (0.0, f64::from(u32::MAX)),
+        // 2^63 and 2^64 are doubles; the largest values below them are 1024 and 2048 less.
+        ScalarType::I64 => (-9.223_372_036_854_776e18, 9.223_372_036_854_775e18),
+        ScalarType::U64 => (0.0, 1.844_674_407_370_955_1e19),
+    };
+    if !v.is_finite() {
+        Err(format!("{v} is not a finite number"))
+    } else if !ty.is_float() && v.fract() != 0.0 {
+        Err(format!(
+            "{v} is not a whole number, as {} needs",
+            ty.as_str()
+        ))
+    } else if v < lo || v > hi {
+        Err(format!("{v} does not fit in {}", ty.as_str()))
+    } else {
+        Ok(())
+    }
+}
+
+/// A buffer's start value: a number of its type. It is held as a double, so an integer past
+/// 2^53 is refused rather than rounded.
+fn start_value(ty: ScalarType, text: &str) -> Result<f64, String> {
+    let v = text
+        .parse::<f64>()
+        .map_err(|_| format!("{text:?} is not an initialiser: use rand, iota or a number"))?;
+    check_value(ty, v)?;
+    let inexact =
+        v.abs() > 9_007_199_254_740_992.0 || text.parse::<i128>().is_ok_and(|i| i != v as i128);
+    if !ty.is_float() && inexact {
+        return Err(format!(
+            "{text} is past 2^53, where a buffer's start value is not exact"
+        ));
+    }
+    Ok(v)
 }
 
 fn type_error(ty: &str) -> String {
@@ -496,6 +541,35 @@ __global__ void __launch_bounds__(256, 2) twice(double *v, unsigned long long n,
                 .contains("not an initialiser")
         );
         assert!(parse_args("  ").unwrap_err().contains("--args is empty"));
+        // A buffer's start value must be a value of its type.
+        let bad = |spec: &str| parse_args(spec).unwrap_err();
+        assert_eq!(
+            bad("i32[N]=1e20"),
+            "argument 1 (\"i32[N]=1e20\"): 100000000000000000000 does not fit in i32"
+        );
+        assert_eq!(
+            bad("u32[N]=-1"),
+            "argument 1 (\"u32[N]=-1\"): -1 does not fit in u32"
+        );
+        assert_eq!(
+            bad("i32[N]=1.5"),
+            "argument 1 (\"i32[N]=1.5\"): 1.5 is not a whole number, as i32 needs"
+        );
+        assert_eq!(
+            bad("f32[N]=1e400"),
+            "argument 1 (\"f32[N]=1e400\"): inf is not a finite number"
+        );
+        assert_eq!(
+            bad("f32[N]=1e39"),
+            "argument 1 (\"f32[N]=1e39\"): 1000000000000000000000000000000000000000 does not \
+             fit in f32"
+        );
+        assert_eq!(
+            bad("i64[N]=9007199254740993"),
+            "argument 1 (\"i64[N]=9007199254740993\"): 9007199254740993 is past 2^53, where a \
+             buffer's start value is not exact"
+        );
+        assert!(parse_args("f32[N]=-2.5 i32[N]=-3 u64[N]=9007199254740992").is_ok());
     }
 
     #[test]
