@@ -378,7 +378,8 @@ fn drop_launch_bounds(code: &str) -> String {
     out
 }
 
-/// The source with comments and string literals blanked (line breaks kept).
+/// The source with comments, string literals and character literals blanked (line breaks
+/// kept). A `'` after a number is a digit separator (`1'000'000`), not a literal.
 fn strip_comments(source: &str) -> String {
     let b = source.as_bytes();
     let mut out = String::with_capacity(source.len());
@@ -397,6 +398,13 @@ fn strip_comments(source: &str) -> String {
                 i += 1;
             }
             i += 2;
+        } else if b[i] == b'\'' && !after_number(&b[..i]) {
+            i += 1;
+            while i < b.len() && b[i] != b'\'' && b[i] != b'\n' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("' '");
         } else if b[i] == b'"' {
             i += 1;
             while i < b.len() && b[i] != b'"' {
@@ -411,6 +419,15 @@ fn strip_comments(source: &str) -> String {
         }
     }
     out
+}
+
+/// True when `before` ends in a number (`1'000`'s first `'`), whose `'` separates digits.
+fn after_number(before: &[u8]) -> bool {
+    let word_start = before
+        .iter()
+        .rposition(|c| !(c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.' || *c == b'\''))
+        .map_or(0, |p| p + 1);
+    before.get(word_start).is_some_and(u8::is_ascii_digit)
 }
 
 /// Checks the SPEC against the kernel's parameters: the same count, a buffer for every pointer
@@ -512,6 +529,17 @@ __global__ void __launch_bounds__(256, 2) twice(double *v, unsigned long long n,
         assert_eq!(p.len(), 3);
         assert_eq!(p[1].ty, Some(ScalarType::U64));
         assert_eq!((p[2].pointer, p[2].ty), (true, None));
+    }
+
+    #[test]
+    fn quotes_in_character_literals_hide_nothing() {
+        let src = "__device__ char q() { return '\"'; }\n\
+                   __device__ char e() { return '\\''; }\n\
+                   __device__ int big() { return 1'000'000; }\n\
+                   extern \"C\" __global__ void k(float *x, int n) { x[0] = '\"'; }\n\
+                   __global__ void k2(int n) {}";
+        let names: Vec<_> = kernels_in(src).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["k", "k2"]);
     }
 
     #[test]
