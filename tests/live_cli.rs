@@ -353,6 +353,24 @@ fn hostile_user_kernel_inputs_are_one_clear_message() {
         ),
         "argument 3 (\"f32[N]=1e400\"): inf is not a finite number",
     );
+    // Options that would be ignored are refused.
+    fails_user(
+        &user("saxpy.cu", "saxpy", SAXPY_ARGS, &["--configs", "x"]),
+        "--configs picks configurations of a bundled kernel; your own kernel (--source) has none",
+    );
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            SAXPY_ARGS,
+            &["--block", "16x16", "--blocks", "64,128"],
+        ),
+        "--block 16x16 and --blocks cannot go together",
+    );
+    fails_user(
+        &user("saxpy.cu", "saxpy", SAXPY_ARGS, &["--define", "É=2"]),
+        "--define \"É=2\": use NAME or NAME=VALUE",
+    );
 }
 
 #[test]

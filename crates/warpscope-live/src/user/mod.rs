@@ -68,6 +68,8 @@ pub struct UserKernel {
     pub grid: Option<Vec<Expr>>,
     /// Threads per block.
     pub block: (u32, u32, u32),
+    /// `--block` as given (`None`: the default, 256).
+    pub block_given: Option<String>,
     /// `-D` options.
     pub defines: Vec<String>,
     /// `-I` folders.
@@ -220,9 +222,14 @@ impl UserKernel {
                 Some(dims)
             }
         };
-        let block = match &req.block {
-            Some(t) if !t.trim().is_empty() => parse_block(t).map_err(plan_err)?,
-            _ => (256, 1, 1),
+        let block_given = req
+            .block
+            .as_ref()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty());
+        let block = match &block_given {
+            Some(t) => parse_block(t).map_err(plan_err)?,
+            None => (256, 1, 1),
         };
         let expr = |what: &str, t: &Option<String>| -> Result<Option<Expr>, LiveError> {
             match t {
@@ -237,7 +244,9 @@ impl UserKernel {
         let mut defines = Vec::new();
         for d in &req.defines {
             let name = d.split('=').next().unwrap_or_default().trim();
-            if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            let identifier = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !identifier {
                 return Err(plan_err(format!(
                     "--define {d:?}: use NAME or NAME=VALUE (a C identifier before the '=')"
                 )));
@@ -261,6 +270,7 @@ impl UserKernel {
             args,
             grid,
             block,
+            block_given,
             defines,
             includes: req.includes.clone(),
             bytes,
@@ -378,6 +388,12 @@ impl UserKernel {
 
     /// Checks every expression at every size and block size before anything runs.
     pub fn validate(&self, sizes: &[u64], blocks: &[u32]) -> Result<(), LiveError> {
+        if let (Some(given), false) = (&self.block_given, blocks.is_empty()) {
+            return Err(plan_err(format!(
+                "--block {given} and --blocks cannot go together: --blocks sweeps 1-D blocks of \
+                 that many threads (leave --block out)"
+            )));
+        }
         let blocks: Vec<Option<u32>> = if blocks.is_empty() {
             vec![None]
         } else {
@@ -551,9 +567,28 @@ mod tests {
         let mut r = request(base);
         r.grid = Some("N/".into());
         assert!(msg(r).starts_with("--grid: "));
+        for bad in ["=3", "É=2", "2X=1", "A-B"] {
+            let mut r = request(base);
+            r.defines = vec![bad.into()];
+            assert_eq!(
+                msg(r),
+                format!("--define {bad:?}: use NAME or NAME=VALUE (a C identifier before the '=')")
+            );
+        }
         let mut r = request(base);
-        r.defines = vec!["=3".into()];
-        assert!(msg(r).contains("--define"));
+        r.defines = vec!["_OK=É".into(), "X1".into()];
+        assert!(kernel(&r).is_ok());
+        let mut r = request(base);
+        r.block = Some("16x16".into());
+        let err = kernel(&r)
+            .unwrap()
+            .validate(&[1000], &[64, 128])
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--block 16x16 and --blocks cannot go together: --blocks sweeps 1-D blocks of that \
+             many threads (leave --block out)"
+        );
         let mut r = request(base);
         r.includes = vec![PathBuf::from("/no/such/include")];
         assert_eq!(msg(r), "--include /no/such/include: no such folder");
