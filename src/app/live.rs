@@ -352,11 +352,11 @@ impl LiveLab {
             }
             self.options_ui(ui);
         });
-        if let Some(form) = &self.source {
+        if let Some(form) = &mut self.source {
             // Checked as you type, with the command line's rules: no GPU needed.
-            match form.plan(self.repeat, self.warmup) {
-                Ok(plan) => {
-                    ui.weak(format!("Ready: {} point(s)", plan.points().len()));
+            match form.checked(self.repeat, self.warmup) {
+                Ok(points) => {
+                    ui.weak(format!("Ready: {points} point(s)"));
                 }
                 Err(e) => {
                     ui.colored_label(ERROR, e);

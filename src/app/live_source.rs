@@ -33,6 +33,19 @@ pub struct SourceForm {
     bytes: String,
     /// The kernel to check against ("" for none).
     check_against: String,
+    /// The last check and what it was of: the form is drawn every frame, the check (which scans
+    /// the source and reads the host's free memory) runs only when a field changed.
+    checked: Option<(CheckKey, Result<usize, String>)>,
+}
+
+/// What a check of the form depends on.
+#[derive(Clone, Debug, PartialEq)]
+struct CheckKey {
+    request: UserRequest,
+    sizes: String,
+    blocks: String,
+    repeat: u32,
+    warmup: u32,
 }
 
 /// A SPEC for `params`: every pointer a random buffer of N elements, integers N, floats 1.5.
@@ -161,6 +174,26 @@ impl SourceForm {
             None => Vec::new(),
         };
         SweepPlan::for_user(user, Some(&sizes), &blocks, repeat, warmup).map_err(|e| e.to_string())
+    }
+
+    /// The number of points the form would run, or the first thing wrong with it; computed
+    /// again only when a field changed.
+    pub fn checked(&mut self, repeat: u32, warmup: u32) -> Result<usize, String> {
+        let key = CheckKey {
+            request: self.request(),
+            sizes: self.sizes.clone(),
+            blocks: self.blocks.clone(),
+            repeat,
+            warmup,
+        };
+        match &self.checked {
+            Some((k, result)) if *k == key => result.clone(),
+            _ => {
+                let result = self.plan(repeat, warmup).map(|p| p.points().len());
+                self.checked = Some((key, result.clone()));
+                result
+            }
+        }
     }
 
     /// The form's fields.
@@ -335,6 +368,17 @@ mod tests {
                 "--define",
                 "FAST"
             ]
+        );
+        // The check is kept while the fields stay the same.
+        let mut form = SourceForm::from_file(&path).unwrap();
+        assert_eq!(form.checked(5, 1), Ok(3));
+        form.source = "int main() {}".into();
+        assert_eq!(form.checked(5, 1), Ok(3));
+        form.sizes = "1M".into();
+        assert!(
+            form.checked(5, 1)
+                .unwrap_err()
+                .contains("defines no __global__ function")
         );
         let none = std::env::temp_dir().join(format!("warpscope-empty-{}.cu", std::process::id()));
         std::fs::write(&none, "int main() {}").unwrap();
