@@ -684,12 +684,17 @@ fn wait_for_live_run(h: &mut Harness<'_, WarpscopeApp>) {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU"]
 fn on_a_gpu_a_faulting_kernel_fails_its_run_and_the_app_runs_the_next_one() {
-    // Runs only where a GPU and the warpscope binary (`WARPSCOPE_LIVE_EXE`) are at hand.
-    if warpscope_live::probe().is_err() || std::env::var_os("WARPSCOPE_LIVE_EXE").is_none() {
-        eprintln!("skipped: needs a GPU and WARPSCOPE_LIVE_EXE");
-        return;
+    // Run with `--ignored` where a GPU and the warpscope binary (`WARPSCOPE_LIVE_EXE`) are at
+    // hand: the app runs sweeps in that binary, not in this test.
+    if let Err(e) = warpscope_live::probe() {
+        panic!("this test needs an NVIDIA GPU and its driver: {e}");
     }
+    assert!(
+        std::env::var_os("WARPSCOPE_LIVE_EXE").is_some(),
+        "set WARPSCOPE_LIVE_EXE to the warpscope binary"
+    );
     let mut h = app_harness(vec![examples().join("saxpy_buggy.cu")]);
     h.run_steps(3);
     let deadline = Instant::now() + Duration::from_secs(30);
