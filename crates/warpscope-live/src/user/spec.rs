@@ -284,22 +284,9 @@ pub fn kernels_in(source: &str) -> Vec<(String, Vec<Param>)> {
             .into_iter()
             .rev()
             .collect();
-        let mut depth = 0;
-        let mut close = None;
-        for (i, c) in rest[open..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        close = Some(open + i);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let Some(close) = close else { break };
+        let Some(close) = matching_paren(rest, open) else {
+            break;
+        };
         let params = split_params(&rest[open + 1..close]);
         if !name.is_empty() {
             out.push((name, params));
@@ -349,6 +336,24 @@ fn split_params(list: &str) -> Vec<Param> {
         .collect()
 }
 
+/// The index of the `)` that closes the `(` at `open`, if the text has it.
+fn matching_paren(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The source without `__launch_bounds__(...)`, which sits between `void` and the name.
 fn drop_launch_bounds(code: &str) -> String {
     let mut out = String::with_capacity(code.len());
@@ -357,22 +362,7 @@ fn drop_launch_bounds(code: &str) -> String {
         out.push_str(&rest[..at]);
         rest = &rest[at + "__launch_bounds__".len()..];
         let Some(open) = rest.find('(') else { break };
-        let mut depth = 0;
-        let mut end = rest.len();
-        for (i, c) in rest[open..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = open + i + 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        rest = &rest[end..];
+        rest = matching_paren(rest, open).map_or("", |close| &rest[close + 1..]);
     }
     out.push_str(rest);
     out
@@ -529,6 +519,20 @@ __global__ void __launch_bounds__(256, 2) twice(double *v, unsigned long long n,
         assert_eq!(p.len(), 3);
         assert_eq!(p[1].ty, Some(ScalarType::U64));
         assert_eq!((p[2].pointer, p[2].ty), (true, None));
+    }
+
+    #[test]
+    fn parentheses_are_matched() {
+        assert_eq!(matching_paren("f(a, (b), c) d", 1), Some(11));
+        assert_eq!(matching_paren("f(a, (b)", 1), None);
+        assert_eq!(
+            drop_launch_bounds("void __launch_bounds__(f(2), 1) k("),
+            "void  k("
+        );
+        assert_eq!(
+            drop_launch_bounds("void __launch_bounds__(256 k(int n) {}"),
+            "void "
+        );
     }
 
     #[test]
