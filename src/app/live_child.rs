@@ -271,17 +271,27 @@ mod tests {
         assert_eq!(error_text(&lines[..1]), None);
     }
 
-    /// `sh -c SCRIPT` as the child (`--out FILE` lands in `$0 $1`).
-    fn shell(script: &str, progress: &Arc<LiveProgress>) -> Result<ChildRun, String> {
+    /// `EXE ARGS` as the child, owning `scratch`.
+    fn start(
+        exe: &str,
+        args: &[OsString],
+        scratch: Option<PathBuf>,
+        progress: &Arc<LiveProgress>,
+    ) -> Result<ChildRun, String> {
         spawn(
-            Path::new("/bin/sh"),
-            &["-c".into(), script.into()],
-            None,
+            Path::new(exe),
+            args,
+            scratch,
             None,
             "live test".into(),
             Arc::clone(progress),
             egui::Context::default(),
         )
+    }
+
+    /// `sh -c SCRIPT` as the child (`--out FILE` lands in `$0 $1`).
+    fn shell(script: &str, progress: &Arc<LiveProgress>) -> Result<ChildRun, String> {
+        start("/bin/sh", &["-c".into(), script.into()], None, progress)
     }
 
     fn result(run: &ChildRun) -> Result<(), String> {
@@ -306,31 +316,14 @@ mod tests {
     #[test]
     fn a_child_that_cannot_start_or_ends_without_a_result_says_so() {
         let progress = Arc::new(LiveProgress::default());
-        let err = spawn(
-            Path::new("/no/such/warpscope"),
-            &[],
-            None,
-            None,
-            String::new(),
-            Arc::clone(&progress),
-            egui::Context::default(),
-        )
-        .err()
-        .unwrap();
+        let err = start("/no/such/warpscope", &[], None, &progress)
+            .err()
+            .unwrap();
         assert_eq!(
             err,
             "cannot start /no/such/warpscope: No such file or directory (os error 2)"
         );
-        let run = spawn(
-            Path::new("/bin/false"),
-            &[],
-            None,
-            None,
-            String::new(),
-            Arc::clone(&progress),
-            egui::Context::default(),
-        )
-        .unwrap();
+        let run = start("/bin/false", &[], None, &progress).unwrap();
         assert_eq!(
             result(&run).unwrap_err(),
             "the live run ended (exit status: 1) without a result"
@@ -369,17 +362,12 @@ mod tests {
         let scratch = scratch_path("-test");
         std::fs::create_dir_all(&scratch).unwrap();
         // The child writes its output file, then waits: the run is dropped (the app closes).
-        let run = spawn(
-            Path::new("/bin/sh"),
-            &[
-                "-c".into(),
-                "echo '{}' > \"$1\"; echo '[1/3] x' >&2; exec sleep 600".into(),
-            ],
+        let script = "echo '{}' > \"$1\"; echo '[1/3] x' >&2; exec sleep 600";
+        let run = start(
+            "/bin/sh",
+            &["-c".into(), script.into()],
             Some(scratch.clone()),
-            None,
-            String::new(),
-            Arc::clone(&progress),
-            egui::Context::default(),
+            &progress,
         )
         .unwrap();
         wait_for_progress(&progress, 1);
