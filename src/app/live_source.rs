@@ -69,8 +69,7 @@ pub fn default_spec(params: &[Param]) -> String {
 impl SourceForm {
     /// Reads `path` and fills the form for its first kernel.
     pub fn from_file(path: &Path) -> Result<Self, String> {
-        let source = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let source = warpscope_live::user::read_source(path)?;
         let kernels = kernels_in(&source);
         let Some((first, params)) = kernels.first().cloned() else {
             return Err(format!(

@@ -103,6 +103,20 @@ fn plan_err(text: impl Into<String>) -> LiveError {
     LiveError::Plan(text.into())
 }
 
+/// The text of a `.cu` file, or why it cannot be had (a file that is not UTF-8 says so).
+pub fn read_source(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            format!(
+                "cannot read {}: it is not UTF-8 text (save the source as UTF-8)",
+                path.display()
+            )
+        } else {
+            format!("cannot read {}: {e}", path.display())
+        }
+    })
+}
+
 /// Parses `256`, `16x16` or `8x8x4`.
 pub fn parse_block(text: &str) -> Result<(u32, u32, u32), String> {
     let dims: Vec<&str> = text.split(['x', 'X', ',']).map(str::trim).collect();
@@ -155,8 +169,7 @@ impl UserKernel {
     /// Reads and checks a request: everything but what needs a GPU.
     pub fn from_request(req: &UserRequest) -> Result<Self, LiveError> {
         let path = &req.source;
-        let source = std::fs::read_to_string(path)
-            .map_err(|e| plan_err(format!("cannot read {}: {e}", path.display())))?;
+        let source = read_source(path).map_err(plan_err)?;
         Self::from_source(req, path, source)
     }
 
@@ -599,6 +612,17 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.starts_with("cannot read /no/such/file.cu: "), "{err}");
+        let latin = std::env::temp_dir().join(format!("warpscope-latin-{}.cu", std::process::id()));
+        std::fs::write(&latin, b"\xe9\xe8 __global__ void k(int n) {}").unwrap();
+        let err = read_source(&latin).unwrap_err();
+        std::fs::remove_file(&latin).unwrap();
+        assert_eq!(
+            err,
+            format!(
+                "cannot read {}: it is not UTF-8 text (save the source as UTF-8)",
+                latin.display()
+            )
+        );
     }
 
     #[test]
