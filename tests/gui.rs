@@ -649,6 +649,22 @@ fn a_dropped_cu_file_opens_the_live_lab_on_its_kernel_checked_as_you_type() {
             .is_some(),
         "the form does not say what is wrong"
     );
+    // An expression nested 5,000 deep, typed into the grid, is refused with a message (it used
+    // to overflow the stack of the UI thread, which checks the form as you type).
+    h.state_mut().live.source.as_mut().unwrap().args =
+        "f32=1.5 f32[N]=rand f32[N]=rand i32=N".into();
+    let deep = format!("{}N{}", "(".repeat(5000), ")".repeat(5000));
+    let grid = h.get_by_label("Grid");
+    grid.focus();
+    grid.type_text(&deep);
+    h.run_steps(3);
+    assert!(
+        h.query_by_label_contains(
+            "--grid: an expression of 10001 bytes is too long (at most 1024)"
+        )
+        .is_some(),
+        "the deep grid is not refused"
+    );
     if warpscope_live::probe().is_err() {
         // Without a GPU the window says why, and Run stays disabled.
         let deadline = Instant::now() + Duration::from_secs(10);
