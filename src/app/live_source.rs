@@ -141,7 +141,12 @@ impl SourceForm {
             "--sizes".into(),
             self.sizes.clone().into(),
         ];
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        // The copy lives elsewhere: `#include "x.cuh"` beside the original needs its folder.
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if let Ok(dir) = std::path::absolute(dir) {
             args.extend(["--include".into(), dir.into()]);
         }
         let req = self.request();
