@@ -53,6 +53,12 @@ pub fn plan(opts: &LiveOptions) -> Result<SweepPlan> {
         .transpose()
         .map_err(anyhow::Error::msg)?;
     if let Some(req) = &opts.user {
+        if opts.configs.is_some() {
+            bail!(
+                "--configs picks configurations of a bundled kernel; your own kernel (--source) \
+                 has none"
+            );
+        }
         let user = UserKernel::from_request(req)?;
         let sizes = opts.sizes.as_deref().map(parse_sizes).transpose()?;
         let mut plan = SweepPlan::for_user(

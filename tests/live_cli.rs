@@ -318,6 +318,62 @@ fn user_kernel_mistakes_are_one_clear_message() {
 }
 
 #[test]
+fn hostile_user_kernel_inputs_are_one_clear_message() {
+    // A deeply nested grid expression used to overflow the stack.
+    let deep = format!("{}N{}", "(".repeat(5000), ")".repeat(5000));
+    fails_user(
+        &user("saxpy.cu", "saxpy", SAXPY_ARGS, &["--grid", &deep]),
+        "--grid: an expression of 10001 bytes is too long (at most 1024)",
+    );
+    // Negative scalars, C's integer division, B in lengths, typed start values.
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            "f32=-2.5 f32[N]=rand f32[N]=rand i32=-N/3",
+            &["--sizes", "9G"],
+        ),
+        "argument 4 (i32=-N/3): -3000000000 does not fit in i32",
+    );
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            "f32=2.5 f32[N-B]=rand f32[N]=rand i32=N",
+            &["--sizes", "1000", "--blocks", "64,1024"],
+        ),
+        "argument 2: N-B cannot be computed at N = 1000, B = 1024: it is negative (-24)",
+    );
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            "f32=2.5 f32[N]=rand f32[N]=1e400 i32=N",
+            &[],
+        ),
+        "argument 3 (\"f32[N]=1e400\"): inf is not a finite number",
+    );
+    // Options that would be ignored are refused.
+    fails_user(
+        &user("saxpy.cu", "saxpy", SAXPY_ARGS, &["--configs", "x"]),
+        "--configs picks configurations of a bundled kernel; your own kernel (--source) has none",
+    );
+    fails_user(
+        &user(
+            "saxpy.cu",
+            "saxpy",
+            SAXPY_ARGS,
+            &["--block", "16x16", "--blocks", "64,128"],
+        ),
+        "--block 16x16 and --blocks cannot go together",
+    );
+    fails_user(
+        &user("saxpy.cu", "saxpy", SAXPY_ARGS, &["--define", "É=2"]),
+        "--define \"É=2\": use NAME or NAME=VALUE",
+    );
+}
+
+#[test]
 fn block_sweeps_of_bundled_kernels_need_a_free_block() {
     fails(
         &["live", "sgemm", "--blocks", "64,128"],

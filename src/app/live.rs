@@ -2,10 +2,10 @@
 //! `.cu` file to time your own kernel; run it on the GPU off the UI thread, watch progress,
 //! cancel.
 
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, channel};
-
-use std::path::Path;
 
 use egui::RichText;
 use warpscope_live::{
@@ -13,11 +13,13 @@ use warpscope_live::{
     parse_sizes,
 };
 
+use super::live_child::{ChildRun, live_exe, scratch_path};
 use super::live_source::{ERROR, SourceForm};
 
 struct Running {
     progress: Arc<LiveProgress>,
-    rx: Receiver<Result<LiveOutput, String>>,
+    /// The child process; dropping it (the app closing) kills it.
+    child: ChildRun,
     kernel: String,
 }
 
@@ -182,28 +184,47 @@ impl LiveLab {
             }
         };
         self.error = None;
-        let progress = Arc::new(LiveProgress::default());
         self.compile_log = None;
         let kernel = plan.kernel_name().to_string();
-        let rx = super::live_child::spawn(
-            self.cli_args(),
-            format!("live {kernel}"),
-            Arc::clone(&progress),
-            ctx.clone(),
-        );
-        self.running = Some(Running {
-            progress,
-            rx,
-            kernel,
+        let progress = Arc::new(LiveProgress::default());
+        let child = live_exe().and_then(|exe| {
+            let (args, scratch, user_file) = self.cli_args()?;
+            super::live_child::spawn(
+                &exe,
+                &args,
+                scratch,
+                user_file,
+                format!("live {kernel}"),
+                Arc::clone(&progress),
+                ctx.clone(),
+            )
         });
+        match child {
+            Ok(child) => {
+                self.running = Some(Running {
+                    progress,
+                    child,
+                    kernel,
+                });
+            }
+            Err(e) => self.error = Some(e),
+        }
     }
 
     /// The `warpscope live` arguments of the window's inputs (checked by [`LiveLab::plan`]
-    /// first).
-    fn cli_args(&self) -> Vec<String> {
-        let mut args = vec!["live".to_string()];
+    /// first), the run's scratch folder and the user's file. A user kernel runs from a copy of
+    /// the source the form checked, written to the scratch folder, so an edit on disk after the
+    /// check does not run unseen.
+    #[allow(clippy::type_complexity)]
+    fn cli_args(&self) -> Result<(Vec<OsString>, Option<PathBuf>, Option<String>), String> {
+        let mut args: Vec<OsString> = vec!["live".into()];
+        let (mut scratch, mut user_file) = (None, None);
         if let Some(form) = &self.source {
-            args.extend(form.cli_args());
+            let dir = scratch_path("");
+            let copy = form.write_copy(&dir)?;
+            args.extend(form.cli_args(&copy));
+            scratch = Some(dir);
+            user_file = Some(form.path.display().to_string());
         } else if let Some(k) = CATALOG.get(self.kernel) {
             let configs: Vec<&str> = k
                 .configs
@@ -213,21 +234,21 @@ impl LiveLab {
                 .map(|(c, _)| c.name)
                 .collect();
             args.extend([
-                k.name.to_string(),
+                k.name.into(),
                 "--sizes".into(),
-                self.sizes.clone(),
+                self.sizes.clone().into(),
                 "--configs".into(),
-                configs.join(","),
+                configs.join(",").into(),
             ]);
             if !self.blocks.trim().is_empty() {
-                args.extend(["--blocks".into(), self.blocks.trim().to_string()]);
+                args.extend(["--blocks".into(), self.blocks.trim().into()]);
             }
         }
         args.extend([
             "--repeat".into(),
-            self.repeat.to_string(),
+            self.repeat.to_string().into(),
             "--warmup".into(),
-            self.warmup.to_string(),
+            self.warmup.to_string().into(),
             "--format".into(),
             "json".into(),
         ]);
@@ -236,13 +257,13 @@ impl LiveLab {
         } else if self.cupti_cost {
             args.push("--cupti-cost".into());
         }
-        args
+        Ok((args, scratch, user_file))
     }
 
     /// Collects a finished run, if one finished.
     pub fn poll(&mut self) -> Option<LiveOutput> {
         let running = self.running.as_ref()?;
-        let result = match running.rx.try_recv() {
+        let result = match running.child.rx.try_recv() {
             Ok(result) => result,
             Err(std::sync::mpsc::TryRecvError::Empty) => return None,
             Err(std::sync::mpsc::TryRecvError::Disconnected) => {
@@ -331,11 +352,11 @@ impl LiveLab {
             }
             self.options_ui(ui);
         });
-        if let Some(form) = &self.source {
+        if let Some(form) = &mut self.source {
             // Checked as you type, with the command line's rules: no GPU needed.
-            match form.plan(self.repeat, self.warmup) {
-                Ok(plan) => {
-                    ui.weak(format!("Ready: {} point(s)", plan.points().len()));
+            match form.checked(self.repeat, self.warmup) {
+                Ok(points) => {
+                    ui.weak(format!("Ready: {points} point(s)"));
                 }
                 Err(e) => {
                     ui.colored_label(ERROR, e);

@@ -255,19 +255,7 @@ fn roofline_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
         .x_axis_formatter(|mark, _| decade_tick(mark.value))
         .y_axis_formatter(|mark, _| decade_tick(mark.value))
         .label_formatter(|hover| {
-            let (name, point) = match hover {
-                egui_plot::HoverPosition::NearDataPoint {
-                    plot_name,
-                    position,
-                    ..
-                } => (*plot_name, position),
-                egui_plot::HoverPosition::Elsewhere { position } => ("", position),
-            };
-            Some(format!(
-                "{name}\n{:.3} FLOP/byte: {:.0} GFLOP/s",
-                10f64.powf(point.x),
-                10f64.powf(point.y)
-            ))
+            hover_label(hover, |x, y| format!("{x:.3} FLOP/byte: {y:.0} GFLOP/s"))
         })
         .show(ui, |plot| {
             let Some(bw) = run.peaks.d2d_bytes_per_s else {
@@ -447,19 +435,13 @@ fn results_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
         .x_axis_formatter(move |mark, _| format_size(10f64.powf(mark.value).round() as u64, unit))
         .y_axis_formatter(|mark, _| tick_time(10f64.powf(mark.value) * 1e6))
         .label_formatter(move |hover| {
-            let (name, point) = match hover {
-                egui_plot::HoverPosition::NearDataPoint {
-                    plot_name,
-                    position,
-                    ..
-                } => (*plot_name, position),
-                egui_plot::HoverPosition::Elsewhere { position } => ("", position),
-            };
-            Some(format!(
-                "{name}\n{}: {}",
-                format_size(10f64.powf(point.x).round() as u64, unit),
-                warpscope_core::time::format_duration_ns((10f64.powf(point.y) * 1e6) as i64)
-            ))
+            hover_label(hover, |x, y| {
+                format!(
+                    "{}: {}",
+                    format_size(x.round() as u64, unit),
+                    warpscope_core::time::format_duration_ns((y * 1e6) as i64)
+                )
+            })
         })
         .show(ui, |plot| {
             for (i, config) in configs(run).iter().enumerate() {
@@ -493,9 +475,44 @@ fn results_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
         });
 }
 
+/// The hover label of a plot with log axes: the nearest series' name over `text` of the point
+/// under the cursor, in the axes' own units (10^x, 10^y).
+fn hover_label(
+    hover: &egui_plot::HoverPosition<'_>,
+    text: impl Fn(f64, f64) -> String,
+) -> Option<String> {
+    let (name, point) = match hover {
+        egui_plot::HoverPosition::NearDataPoint {
+            plot_name,
+            position,
+            ..
+        } => (*plot_name, position),
+        egui_plot::HoverPosition::Elsewhere { position } => ("", position),
+    };
+    Some(format!(
+        "{name}\n{}",
+        text(10f64.powf(point.x), 10f64.powf(point.y))
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hover_labels_name_the_series_and_the_point() {
+        let near = egui_plot::HoverPosition::NearDataPoint {
+            plot_name: "saxpy",
+            position: egui_plot::PlotPoint::new(0.0, 3.0),
+            index: 0,
+        };
+        let text = |x: f64, y: f64| format!("{x:.0} / {y:.0}");
+        assert_eq!(hover_label(&near, text).unwrap(), "saxpy\n1 / 1000");
+        let elsewhere = egui_plot::HoverPosition::Elsewhere {
+            position: egui_plot::PlotPoint::new(1.0, 2.0),
+        };
+        assert_eq!(hover_label(&elsewhere, text).unwrap(), "\n10 / 100");
+    }
 
     #[test]
     fn decade_ticks_are_short() {

@@ -3,6 +3,7 @@
 //! chosen kernel's signature), launch shape, sizes and work, checked as you type with the same
 //! rules as `warpscope live --source`, and the source and NVRTC's log beside it.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use egui::{Color32, RichText};
@@ -32,6 +33,19 @@ pub struct SourceForm {
     bytes: String,
     /// The kernel to check against ("" for none).
     check_against: String,
+    /// The last check and what it was of: the form is drawn every frame, the check (which scans
+    /// the source and reads the host's free memory) runs only when a field changed.
+    checked: Option<(CheckKey, Result<usize, String>)>,
+}
+
+/// What a check of the form depends on.
+#[derive(Clone, Debug, PartialEq)]
+struct CheckKey {
+    request: UserRequest,
+    sizes: String,
+    blocks: String,
+    repeat: u32,
+    warmup: u32,
 }
 
 /// A SPEC for `params`: every pointer a random buffer of N elements, integers N, floats 1.5.
@@ -55,8 +69,7 @@ pub fn default_spec(params: &[Param]) -> String {
 impl SourceForm {
     /// Reads `path` and fills the form for its first kernel.
     pub fn from_file(path: &Path) -> Result<Self, String> {
-        let source = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let source = warpscope_live::user::read_source(path)?;
         let kernels = kernels_in(&source);
         let Some((first, params)) = kernels.first().cloned() else {
             return Err(format!(
@@ -101,18 +114,41 @@ impl SourceForm {
         }
     }
 
-    /// The form as `warpscope live` arguments (after `live`).
-    pub fn cli_args(&self) -> Vec<String> {
-        let mut args = vec![
-            "--source".to_string(),
-            self.path.display().to_string(),
+    /// Writes the checked source into `dir` under the file's own name (so NVRTC's log names
+    /// it), and returns the copy's path.
+    pub fn write_copy(&self, dir: &Path) -> Result<PathBuf, String> {
+        let name = self
+            .path
+            .file_name()
+            .map_or_else(|| "kernel.cu".into(), ToOwned::to_owned);
+        let copy = dir.join(name);
+        std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&copy, &self.source))
+            .map_err(|e| format!("cannot write {}: {e}", copy.display()))?;
+        Ok(copy)
+    }
+
+    /// The form as `warpscope live` arguments (after `live`), compiling `source` (a copy of the
+    /// checked text) with the original file's folder on the include path.
+    pub fn cli_args(&self, source: &Path) -> Vec<OsString> {
+        let mut args: Vec<OsString> = vec![
+            "--source".into(),
+            source.into(),
             "--kernel".into(),
-            self.kernel.clone(),
+            self.kernel.clone().into(),
             "--args".into(),
-            self.args.clone(),
+            self.args.clone().into(),
             "--sizes".into(),
-            self.sizes.clone(),
+            self.sizes.clone().into(),
         ];
+        // The copy lives elsewhere: `#include "x.cuh"` beside the original needs its folder.
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if let Ok(dir) = std::path::absolute(dir) {
+            args.extend(["--include".into(), dir.into()]);
+        }
         let req = self.request();
         for (flag, value) in [
             ("--grid", req.grid),
@@ -123,11 +159,11 @@ impl SourceForm {
             ("--check-against", req.check_against),
         ] {
             if let Some(v) = value {
-                args.extend([flag.to_string(), v]);
+                args.extend([flag.into(), v.into()]);
             }
         }
         for d in req.defines {
-            args.extend(["--define".to_string(), d]);
+            args.extend(["--define".into(), d.into()]);
         }
         args
     }
@@ -142,6 +178,26 @@ impl SourceForm {
             None => Vec::new(),
         };
         SweepPlan::for_user(user, Some(&sizes), &blocks, repeat, warmup).map_err(|e| e.to_string())
+    }
+
+    /// The number of points the form would run, or the first thing wrong with it; computed
+    /// again only when a field changed.
+    pub fn checked(&mut self, repeat: u32, warmup: u32) -> Result<usize, String> {
+        let key = CheckKey {
+            request: self.request(),
+            sizes: self.sizes.clone(),
+            blocks: self.blocks.clone(),
+            repeat,
+            warmup,
+        };
+        match &self.checked {
+            Some((k, result)) if *k == key => result.clone(),
+            _ => {
+                let result = self.plan(repeat, warmup).map(|p| p.points().len());
+                self.checked = Some((key, result.clone()));
+                result
+            }
+        }
     }
 
     /// The form's fields.
@@ -284,8 +340,18 @@ mod tests {
         assert_eq!(sweep.plan(5, 1).unwrap().blocks, [32, 64]);
         sweep.flops = "2*N".into();
         sweep.defines = "TILE=4, FAST".into();
-        let args = sweep.cli_args();
-        let tail: Vec<&str> = args[2..].iter().map(String::as_str).collect();
+        let dir = std::env::temp_dir().join(format!("warpscope-copy-{}", std::process::id()));
+        let copy = sweep.write_copy(&dir).unwrap();
+        assert_eq!(copy, dir.join("saxpy.cu"));
+        assert_eq!(
+            std::fs::read_to_string(&copy).unwrap(),
+            std::fs::read_to_string(&path).unwrap()
+        );
+        let args = sweep.cli_args(&copy);
+        assert_eq!(args[1], copy.as_os_str());
+        std::fs::remove_dir_all(&dir).unwrap();
+        let tail: Vec<&str> = args[2..].iter().map(|a| a.to_str().unwrap()).collect();
+        let examples = path.parent().unwrap().to_str().unwrap();
         assert_eq!(
             tail,
             [
@@ -295,6 +361,8 @@ mod tests {
                 "f32=1.5 f32[N]=rand f32[N]=rand i32=N",
                 "--sizes",
                 "1M,10M,100M",
+                "--include",
+                examples,
                 "--blocks",
                 "64,32",
                 "--flops",
@@ -304,6 +372,17 @@ mod tests {
                 "--define",
                 "FAST"
             ]
+        );
+        // The check is kept while the fields stay the same.
+        let mut form = SourceForm::from_file(&path).unwrap();
+        assert_eq!(form.checked(5, 1), Ok(3));
+        form.source = "int main() {}".into();
+        assert_eq!(form.checked(5, 1), Ok(3));
+        form.sizes = "1M".into();
+        assert!(
+            form.checked(5, 1)
+                .unwrap_err()
+                .contains("defines no __global__ function")
         );
         let none = std::env::temp_dir().join(format!("warpscope-empty-{}.cu", std::process::id()));
         std::fs::write(&none, "int main() {}").unwrap();

@@ -405,6 +405,30 @@ impl Gpu {
             .map_err(|e| LiveError::driver(format!("cuModuleGetFunction({name})"), e))
     }
 
+    /// The size in bytes of each parameter of a function, in order (`cuFuncGetParamInfo`, CUDA
+    /// 12.4; [`probe`] already asks for 12.8).
+    pub(crate) fn param_sizes(&self, f: CUfunction) -> Result<Vec<usize>, LiveError> {
+        let mut sizes = Vec::new();
+        // A kernel's parameters fit in 32,764 bytes, so there are fewer than that many.
+        for index in 0..32_768usize {
+            let (mut offset, mut size) = (0usize, 0usize);
+            // SAFETY: `f` is a loaded function; writes two integers.
+            let r = unsafe { sys::cuFuncGetParamInfo(f, index, &raw mut offset, &raw mut size) };
+            match r {
+                sys::CUresult::CUDA_SUCCESS => sizes.push(size),
+                // The index past the last parameter.
+                sys::CUresult::CUDA_ERROR_INVALID_VALUE => break,
+                e => {
+                    return Err(LiveError::driver(
+                        "cuFuncGetParamInfo",
+                        cudarc::driver::DriverError(e),
+                    ));
+                }
+            }
+        }
+        Ok(sizes)
+    }
+
     /// Registers per thread and static shared memory of a function.
     pub(crate) fn function_resources(&self, f: CUfunction) -> (Option<u32>, Option<u64>) {
         let r = self.resources(f);

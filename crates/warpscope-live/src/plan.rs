@@ -128,10 +128,17 @@ impl SweepPlan {
     ) -> Result<Self, LiveError> {
         let mut plan = Self::new(&USER_KERNEL, sizes, None, repeat, warmup)?;
         user.validate(&plan.sizes, blocks)?;
+        let threads: Vec<Option<u32>> = if blocks.is_empty() {
+            vec![None]
+        } else {
+            blocks.iter().copied().map(Some).collect()
+        };
         for &n in &plan.sizes {
-            // The starting contents, the result read back and the reference's result.
-            let need = user.buffer_bytes(n)?.saturating_mul(3);
-            crate::runner::check_host_memory(&format!("{} at N = {n}", user.kernel), need)?;
+            for &b in &threads {
+                // The starting contents, the result read back and the reference's result.
+                let need = user.buffer_bytes(user.vars(n, b))?.saturating_mul(3);
+                crate::runner::check_host_memory(&format!("{} at N = {n}", user.kernel), need)?;
+            }
         }
         plan.blocks = blocks.to_vec();
         plan.user = Some(Arc::new(user));

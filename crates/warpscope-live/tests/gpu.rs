@@ -1,4 +1,4 @@
-//! On a machine with a GPU (skipped elsewhere): a user kernel that faults is reported as a failed
+//! On a machine with a GPU (`cargo test -p warpscope-live --test gpu -- --ignored`): a user kernel that faults is reported as a failed
 //! point (the rest of its sweep as not run), and a later run in the same process fails with a
 //! message rather than a crash; a buggy kernel is caught by `--check-against`.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -32,16 +32,21 @@ fn user_plan(kernel_name: &str, check_against: Option<&str>) -> SweepPlan {
     SweepPlan::for_user(user, Some(&[1_000_000, 2_000_000]), &[], 3, 1).unwrap()
 }
 
-#[test]
-fn a_faulting_kernel_fails_its_point_and_poisons_only_its_process() {
-    if probe().is_err() {
-        eprintln!("skipped: no GPU here");
-        return;
+/// The options of these tests (no peak measurements), once the GPU is known to be there.
+fn gpu_options() -> RunOptions {
+    if let Err(e) = probe() {
+        panic!("this test needs an NVIDIA GPU and its driver: {e}");
     }
-    let opts = RunOptions {
+    RunOptions {
         measure_peaks: false,
         ..RunOptions::default()
-    };
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_faulting_kernel_fails_its_point_and_poisons_only_its_process() {
+    let opts = gpu_options();
     let progress = LiveProgress::default();
     let out = run_sweep(&user_plan("saxpy_fault", None), &opts, &progress).unwrap();
     let points = &out.run.points;
@@ -67,15 +72,9 @@ fn a_faulting_kernel_fails_its_point_and_poisons_only_its_process() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU"]
 fn a_buggy_kernel_is_caught_by_check_against() {
-    if probe().is_err() {
-        eprintln!("skipped: no GPU here");
-        return;
-    }
-    let opts = RunOptions {
-        measure_peaks: false,
-        ..RunOptions::default()
-    };
+    let opts = gpu_options();
     let out = run_sweep(
         &user_plan("saxpy_buggy", Some("saxpy_ref")),
         &opts,

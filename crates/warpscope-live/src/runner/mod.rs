@@ -632,7 +632,7 @@ impl Lab<'_> {
     /// A point's result before anything is measured.
     fn point_result(&self, plan: &SweepPlan, point: Point) -> PointResult {
         let work = match plan.user.as_deref() {
-            Some(u) => u.work(point.size).unwrap_or_default(),
+            Some(u) => u.work(u.vars(point.size, point.block)).unwrap_or_default(),
             None => plan.kernel.config_work(point.config, point.size),
         };
         PointResult {
@@ -686,7 +686,7 @@ impl Lab<'_> {
         self.progress.set_status(label.clone());
         let host_bytes = match plan.user.as_deref() {
             // The starting contents, the result read back, and the reference's result.
-            Some(u) => 3 * u.buffer_bytes(point.size)?,
+            Some(u) => 3 * u.buffer_bytes(u.vars(point.size, point.block))?,
             None => kernel.host_bytes(point.size),
         };
         check_host_memory(&label, host_bytes)?;

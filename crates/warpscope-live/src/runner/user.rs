@@ -44,9 +44,17 @@ pub(super) fn compile(gpu: &mut Gpu, user: &UserKernel) -> Result<UserModule, Li
         })?;
         gpu.function(module, &symbol)
     };
-    let kernel = function(0)?;
+    // The compiled functions have the last word on the parameters: the textual look cannot see
+    // through macros and templates.
+    let checked = |i: usize| -> Result<CUfunction, LiveError> {
+        let f = function(i)?;
+        let sizes = gpu.param_sizes(f)?;
+        check_param_sizes(names[i], &sizes, &user.args).map_err(LiveError::Plan)?;
+        Ok(f)
+    };
+    let kernel = checked(0)?;
     let reference = if names.len() > 1 {
-        Some(function(1)?)
+        Some(checked(1)?)
     } else {
         None
     };
@@ -56,6 +64,33 @@ pub(super) fn compile(gpu: &mut Gpu, user: &UserKernel) -> Result<UserModule, Li
         reference,
         log,
     })
+}
+
+/// Checks the compiled kernel's parameter sizes (from the driver) against the SPEC: a pointer
+/// for every buffer, the scalar's own width for every value.
+fn check_param_sizes(kernel: &str, sizes: &[usize], args: &[ArgSpec]) -> Result<(), String> {
+    if sizes.len() != args.len() {
+        return Err(format!(
+            "the compiled {kernel} takes {} parameter(s) but --args describes {}",
+            sizes.len(),
+            args.len()
+        ));
+    }
+    for (i, (&size, arg)) in sizes.iter().zip(args).enumerate() {
+        let want = match arg {
+            ArgSpec::Buffer { .. } => 8,
+            ArgSpec::Scalar { ty, .. } => ty.bytes() as usize,
+        };
+        if size != want {
+            return Err(format!(
+                "parameter {} of the compiled {kernel} is {size} bytes but --args gives {} \
+                 ({want} bytes)",
+                i + 1,
+                arg.text()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The starting bytes of a buffer of `len` elements.
@@ -177,7 +212,8 @@ impl Lab<'_> {
             return Err(LiveError::Plan("no user kernel in the plan".into()));
         };
         let n = ctx.point.size;
-        let lens = user.buffer_lens(n)?;
+        let vars = user.vars(n, ctx.point.block);
+        let lens = user.buffer_lens(vars)?;
         let mut start: Vec<Option<Vec<u8>>> = Vec::new();
         for (arg, len) in user.args.iter().zip(&lens) {
             start.push(match (arg, len) {
@@ -201,7 +237,7 @@ impl Lab<'_> {
                     working.push(Some(w));
                 }
                 (ArgSpec::Scalar { ty, value }, _) => {
-                    let bits = scalar_bits(*ty, value, n).map_err(LiveError::Plan)?;
+                    let bits = scalar_bits(*ty, value, vars).map_err(LiveError::Plan)?;
                     args.push(if ty.bytes() == 4 {
                         Arg::U32(bits as u32)
                     } else {
@@ -266,6 +302,20 @@ impl Lab<'_> {
 mod tests {
     use super::*;
     use crate::user::spec::parse_args;
+
+    #[test]
+    fn the_compiled_parameter_sizes_must_match_the_spec() {
+        let args = parse_args("f32=2 f32[N]=rand i64=N").unwrap();
+        assert_eq!(check_param_sizes("k", &[4, 8, 8], &args), Ok(()));
+        assert_eq!(
+            check_param_sizes("k", &[8, 8, 8], &args).unwrap_err(),
+            "parameter 1 of the compiled k is 8 bytes but --args gives f32=2 (4 bytes)"
+        );
+        assert_eq!(
+            check_param_sizes("k", &[4, 8], &args).unwrap_err(),
+            "the compiled k takes 2 parameter(s) but --args describes 3"
+        );
+    }
 
     #[test]
     fn buffers_start_as_the_spec_says() {

@@ -1,9 +1,16 @@
-//! Size expressions of a user kernel: `N`, `N*N`, `N/2`, `(N+B-1)/B`, `3*N*4`. Integers, the
-//! problem size `N`, the threads per block `B`, `+ - * /` with C's precedence (integer division
-//! for lengths and grids) and parentheses; every step is checked, so an overflow or a division by
-//! zero is an error that names the expression instead of a wrong launch.
+//! Size expressions of a user kernel: `N`, `N*N`, `N/2`, `(N+B-1)/B`, `3*N*4`, `-2.5`. Numbers,
+//! the problem size `N`, the threads per block `B`, `+ - * /` with C's precedence, unary minus
+//! and parentheses. Lengths, grids and integer scalars are computed in whole numbers (C's integer
+//! division, rounding toward zero), exactly and checked at every step, so an overflow, a fraction
+//! or a division by zero is an error that names the expression instead of a wrong launch; float
+//! scalars, `--bytes` and `--flops` in real numbers.
 
 use std::fmt;
+
+/// The longest expression accepted, in bytes.
+pub const MAX_LEN: usize = 1024;
+/// The deepest nesting of parentheses accepted.
+pub const MAX_DEPTH: usize = 32;
 
 /// A parsed expression.
 #[derive(Clone, Debug, PartialEq)]
@@ -14,9 +21,11 @@ pub struct Expr {
 
 #[derive(Clone, Debug, PartialEq)]
 enum Node {
-    Num(f64),
+    /// A number: its real value, and its exact whole value when it has one.
+    Num(f64, Option<i128>),
     N,
     B,
+    Neg(Box<Node>),
     Bin(Box<Node>, Op, Box<Node>),
 }
 
@@ -46,8 +55,18 @@ impl fmt::Display for Expr {
 impl Expr {
     /// Parses `text`; the error says where it stopped making sense.
     pub fn parse(text: &str) -> Result<Self, String> {
+        if text.len() > MAX_LEN {
+            return Err(format!(
+                "an expression of {} bytes is too long (at most {MAX_LEN})",
+                text.len()
+            ));
+        }
         let tokens = tokenize(text)?;
-        let mut p = Parser { tokens, pos: 0 };
+        let mut p = Parser {
+            tokens,
+            pos: 0,
+            depth: 0,
+        };
         let node = p.sum()?;
         if p.pos < p.tokens.len() {
             return Err(format!(
@@ -63,13 +82,30 @@ impl Expr {
 
     /// The value in whole numbers (C's integer division), or why there is none.
     pub fn eval_u64(&self, vars: Vars) -> Result<u64, String> {
-        eval_int(&self.node, vars).ok_or_else(|| {
-            format!(
-                "{} cannot be computed at N = {}, B = {} (overflow, a negative value, a fraction \
-                 or a division by zero)",
-                self.text, vars.n, vars.b
+        let v = self.eval_int(vars)?;
+        u64::try_from(v).map_err(|_| {
+            self.not_computed(
+                vars,
+                &if v < 0 {
+                    format!("it is negative ({v})")
+                } else {
+                    format!("{v} is past 2^64")
+                },
             )
         })
+    }
+
+    /// The exact value in whole numbers (C's integer division, rounding toward zero), or why
+    /// there is none; the caller checks the range of its type.
+    pub fn eval_int(&self, vars: Vars) -> Result<i128, String> {
+        eval_int(&self.node, vars).map_err(|why| self.not_computed(vars, why))
+    }
+
+    fn not_computed(&self, vars: Vars, why: &str) -> String {
+        format!(
+            "{} cannot be computed at N = {}, B = {}: {why}",
+            self.text, vars.n, vars.b
+        )
     }
 
     /// The value as a real number (for `--bytes`, `--flops` and float scalars).
@@ -79,37 +115,32 @@ impl Expr {
             Ok(v)
         } else {
             Err(format!(
-                "{} is not a finite number at N = {}",
-                self.text, vars.n
+                "{} is not a finite number at N = {}, B = {}",
+                self.text, vars.n, vars.b
             ))
         }
     }
-
-    /// True if the expression mentions `B` (so it changes with the block size).
-    pub fn uses_block(&self) -> bool {
-        fn uses(n: &Node) -> bool {
-            match n {
-                Node::B => true,
-                Node::Bin(a, _, b) => uses(a) || uses(b),
-                _ => false,
-            }
-        }
-        uses(&self.node)
-    }
 }
 
-fn eval_int(node: &Node, vars: Vars) -> Option<u64> {
+/// Exact integer arithmetic; the parser's limits keep the recursion shallow (at most
+/// [`MAX_LEN`] / 2 levels).
+fn eval_int(node: &Node, vars: Vars) -> Result<i128, &'static str> {
+    const OVERFLOW: &str = "it overflows";
     match node {
-        Node::Num(v) => (v.fract() == 0.0 && *v >= 0.0 && *v < 1.8e19).then_some(*v as u64),
-        Node::N => Some(vars.n),
-        Node::B => Some(vars.b),
+        Node::Num(_, int) => {
+            int.ok_or("it has a fraction (lengths, grids and integers take whole numbers)")
+        }
+        Node::N => Ok(i128::from(vars.n)),
+        Node::B => Ok(i128::from(vars.b)),
+        Node::Neg(a) => eval_int(a, vars)?.checked_neg().ok_or(OVERFLOW),
         Node::Bin(a, op, b) => {
             let (a, b) = (eval_int(a, vars)?, eval_int(b, vars)?);
             match op {
-                Op::Add => a.checked_add(b),
-                Op::Sub => a.checked_sub(b),
-                Op::Mul => a.checked_mul(b),
-                Op::Div => a.checked_div(b),
+                Op::Add => a.checked_add(b).ok_or(OVERFLOW),
+                Op::Sub => a.checked_sub(b).ok_or(OVERFLOW),
+                Op::Mul => a.checked_mul(b).ok_or(OVERFLOW),
+                Op::Div if b == 0 => Err("it divides by zero"),
+                Op::Div => a.checked_div(b).ok_or(OVERFLOW),
             }
         }
     }
@@ -117,9 +148,10 @@ fn eval_int(node: &Node, vars: Vars) -> Option<u64> {
 
 fn eval_real(node: &Node, vars: Vars) -> f64 {
     match node {
-        Node::Num(v) => *v,
+        Node::Num(v, _) => *v,
         Node::N => vars.n as f64,
         Node::B => vars.b as f64,
+        Node::Neg(a) => -eval_real(a, vars),
         Node::Bin(a, op, b) => {
             let (a, b) = (eval_real(a, vars), eval_real(b, vars));
             match op {
@@ -134,7 +166,7 @@ fn eval_real(node: &Node, vars: Vars) -> f64 {
 
 #[derive(Clone, Debug, PartialEq)]
 enum Token {
-    Num(f64),
+    Num(f64, Option<i128>),
     Var(char),
     Op(char),
 }
@@ -142,7 +174,7 @@ enum Token {
 impl Token {
     fn text(&self) -> String {
         match self {
-            Self::Num(v) => v.to_string(),
+            Self::Num(v, _) => v.to_string(),
             Self::Var(c) | Self::Op(c) => c.to_string(),
         }
     }
@@ -170,9 +202,10 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
                 i += 1;
             }
             let word: String = chars[start..i].iter().collect();
-            out.push(Token::Num(number(&word).ok_or_else(|| {
+            let (real, int) = number(&word).ok_or_else(|| {
                 format!("cannot read {text:?}: {word:?} is not a number (1000, 1e6, 4K, 2M, 1Ki)")
-            })?));
+            })?;
+            out.push(Token::Num(real, int));
         } else if c == 'N' || c == 'B' {
             out.push(Token::Var(c));
             i += 1;
@@ -192,26 +225,45 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
     Ok(out)
 }
 
-/// A number with an optional K/M/G (powers of 1000) or Ki/Mi/Gi (powers of 1024) suffix.
-fn number(word: &str) -> Option<f64> {
+/// A number with an optional K/M/G (powers of 1000) or Ki/Mi/Gi (powers of 1024) suffix: its
+/// real value, and its exact whole value when it has one (digits are read exactly, past 2^53
+/// too).
+fn number(word: &str) -> Option<(f64, Option<i128>)> {
     let (digits, factor) = [
-        ("Ki", 1024f64),
-        ("Mi", 1_048_576.0),
-        ("Gi", 1_073_741_824.0),
-        ("K", 1e3),
-        ("M", 1e6),
-        ("G", 1e9),
+        ("Ki", 1u64 << 10),
+        ("Mi", 1 << 20),
+        ("Gi", 1 << 30),
+        ("K", 1000),
+        ("M", 1_000_000),
+        ("G", 1_000_000_000),
     ]
     .iter()
     .find_map(|&(s, f)| word.strip_suffix(s).map(|d| (d, f)))
-    .unwrap_or((word, 1.0));
+    .unwrap_or((word, 1));
     let v: f64 = digits.parse().ok()?;
-    v.is_finite().then_some(v * factor)
+    let real = v * factor as f64;
+    if !real.is_finite() {
+        return None;
+    }
+    let int = if digits.bytes().all(|b| b.is_ascii_digit()) {
+        digits
+            .parse::<i128>()
+            .ok()
+            .and_then(|d| d.checked_mul(i128::from(factor)))
+    } else if real.fract() == 0.0 && real.abs() < 1e38 {
+        // A whole float (1e6, 2.5K) is exactly that integer.
+        Some(real as i128)
+    } else {
+        None
+    };
+    Some((real, int))
 }
 
 struct Parser {
     tokens: Vec<Token>,
     pos: usize,
+    /// Parentheses open at `pos` (the parser recurses once per level).
+    depth: usize,
 }
 
 impl Parser {
@@ -248,16 +300,35 @@ impl Parser {
         let token = self.tokens.get(self.pos).cloned();
         self.pos += 1;
         match token {
-            Some(Token::Num(v)) => Ok(Node::Num(v)),
+            Some(Token::Num(v, int)) => Ok(Node::Num(v, int)),
             Some(Token::Var('N')) => Ok(Node::N),
             Some(Token::Var(_)) => Ok(Node::B),
             Some(Token::Op('(')) => {
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    return Err(format!("parentheses nested more than {MAX_DEPTH} deep"));
+                }
                 let inner = self.sum()?;
+                self.depth -= 1;
                 if self.peek_op() != Some(')') {
                     return Err("a '(' without its ')'".into());
                 }
                 self.pos += 1;
                 Ok(inner)
+            }
+            Some(Token::Op(c @ ('-' | '+'))) => {
+                // Unary minus (and plus) nest like parentheses.
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    return Err(format!("parentheses nested more than {MAX_DEPTH} deep"));
+                }
+                let inner = self.atom()?;
+                self.depth -= 1;
+                Ok(if c == '-' {
+                    Node::Neg(Box::new(inner))
+                } else {
+                    inner
+                })
             }
             Some(t) => Err(format!("unexpected {:?}", t.text())),
             None => Err("the expression ends too early".into()),
@@ -286,8 +357,6 @@ mod tests {
         assert_eq!(at("1e6", 0), Ok(1_000_000));
         let e = Expr::parse("2.5*N").unwrap();
         assert_eq!(e.eval_f64(Vars { n: 4, b: 1 }), Ok(10.0));
-        assert!(Expr::parse("N/B").unwrap().uses_block());
-        assert!(!Expr::parse("N*4").unwrap().uses_block());
     }
 
     #[test]
@@ -306,5 +375,62 @@ mod tests {
         assert!(at("N/0", 5).is_err());
         assert!(at("N*N*N*N*N", 1 << 20).is_err());
         assert!(at("N/2.5", 5).is_err());
+    }
+
+    #[test]
+    fn unary_minus_and_exact_integers() {
+        let v = Vars { n: 1000, b: 128 };
+        assert_eq!(Expr::parse("-2.5").unwrap().eval_f64(v), Ok(-2.5));
+        assert_eq!(Expr::parse("2*-N").unwrap().eval_f64(v), Ok(-2000.0));
+        assert_eq!(Expr::parse("-(N-1)").unwrap().eval_int(v), Ok(-999));
+        // C's integer division rounds toward zero.
+        assert_eq!(Expr::parse("N/3").unwrap().eval_int(v), Ok(333));
+        assert_eq!(Expr::parse("-N/3").unwrap().eval_int(v), Ok(-333));
+        // Past 2^53, digits are kept exactly.
+        assert_eq!(
+            Expr::parse("9007199254740993").unwrap().eval_int(v),
+            Ok(9_007_199_254_740_993)
+        );
+        assert_eq!(
+            Expr::parse("(N+B-1)/B").unwrap().eval_u64(v),
+            Ok(8),
+            "B is the block's threads"
+        );
+        assert_eq!(
+            Expr::parse("N-2000").unwrap().eval_u64(v).unwrap_err(),
+            "N-2000 cannot be computed at N = 1000, B = 128: it is negative (-1000)"
+        );
+        assert_eq!(
+            Expr::parse("N/(B-B)").unwrap().eval_u64(v).unwrap_err(),
+            "N/(B-B) cannot be computed at N = 1000, B = 128: it divides by zero"
+        );
+        assert_eq!(
+            Expr::parse("N/2.5").unwrap().eval_int(v).unwrap_err(),
+            "N/2.5 cannot be computed at N = 1000, B = 128: it has a fraction (lengths, grids \
+             and integers take whole numbers)"
+        );
+        assert!(Expr::parse("-").unwrap_err().contains("ends too early"));
+    }
+
+    #[test]
+    fn long_or_deep_expressions_are_refused_not_a_crash() {
+        let deep = format!("{}N{}", "(".repeat(5000), ")".repeat(5000));
+        assert_eq!(
+            Expr::parse(&deep).unwrap_err(),
+            "an expression of 10001 bytes is too long (at most 1024)"
+        );
+        let long = format!("1{}", "*1".repeat(60_000));
+        assert!(Expr::parse(&long).unwrap_err().contains("too long"));
+        let nested = format!("{}N{}", "(".repeat(33), ")".repeat(33));
+        assert_eq!(
+            Expr::parse(&nested).unwrap_err(),
+            "parentheses nested more than 32 deep"
+        );
+        // The most the limits allow still parses and evaluates (a chain of 511 products, and
+        // 32 levels of parentheses).
+        let chain = format!("N{}", "*1".repeat(511));
+        assert_eq!(at(&chain, 7), Ok(7));
+        let ok = format!("{}N{}", "(".repeat(32), ")".repeat(32));
+        assert_eq!(at(&ok, 7), Ok(7));
     }
 }

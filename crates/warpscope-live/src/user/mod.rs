@@ -68,6 +68,8 @@ pub struct UserKernel {
     pub grid: Option<Vec<Expr>>,
     /// Threads per block.
     pub block: (u32, u32, u32),
+    /// `--block` as given (`None`: the default, 256).
+    pub block_given: Option<String>,
     /// `-D` options.
     pub defines: Vec<String>,
     /// `-I` folders.
@@ -99,6 +101,20 @@ pub struct UserInfo {
 
 fn plan_err(text: impl Into<String>) -> LiveError {
     LiveError::Plan(text.into())
+}
+
+/// The text of a `.cu` file, or why it cannot be had (a file that is not UTF-8 says so).
+pub fn read_source(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            format!(
+                "cannot read {}: it is not UTF-8 text (save the source as UTF-8)",
+                path.display()
+            )
+        } else {
+            format!("cannot read {}: {e}", path.display())
+        }
+    })
 }
 
 /// Parses `256`, `16x16` or `8x8x4`.
@@ -153,8 +169,7 @@ impl UserKernel {
     /// Reads and checks a request: everything but what needs a GPU.
     pub fn from_request(req: &UserRequest) -> Result<Self, LiveError> {
         let path = &req.source;
-        let source = std::fs::read_to_string(path)
-            .map_err(|e| plan_err(format!("cannot read {}: {e}", path.display())))?;
+        let source = read_source(path).map_err(plan_err)?;
         Self::from_source(req, path, source)
     }
 
@@ -220,9 +235,14 @@ impl UserKernel {
                 Some(dims)
             }
         };
-        let block = match &req.block {
-            Some(t) if !t.trim().is_empty() => parse_block(t).map_err(plan_err)?,
-            _ => (256, 1, 1),
+        let block_given = req
+            .block
+            .as_ref()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty());
+        let block = match &block_given {
+            Some(t) => parse_block(t).map_err(plan_err)?,
+            None => (256, 1, 1),
         };
         let expr = |what: &str, t: &Option<String>| -> Result<Option<Expr>, LiveError> {
             match t {
@@ -237,7 +257,9 @@ impl UserKernel {
         let mut defines = Vec::new();
         for d in &req.defines {
             let name = d.split('=').next().unwrap_or_default().trim();
-            if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            let identifier = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !identifier {
                 return Err(plan_err(format!(
                     "--define {d:?}: use NAME or NAME=VALUE (a C identifier before the '=')"
                 )));
@@ -261,12 +283,22 @@ impl UserKernel {
             args,
             grid,
             block,
+            block_given,
             defines,
             includes: req.includes.clone(),
             bytes,
             flops,
             check_against: req.check_against.as_ref().map(|s| s.trim().to_string()),
         })
+    }
+
+    /// What `N` and `B` stand for at size `n` with the point's block (`threads` when sweeping
+    /// block sizes): B is the block's threads in x, as in `--grid`.
+    pub fn vars(&self, n: u64, threads: Option<u32>) -> Vars {
+        Vars {
+            n,
+            b: u64::from(self.block_for(threads).0),
+        }
     }
 
     /// The block of a point: the kernel's own, or `threads` in x when sweeping block sizes.
@@ -303,15 +335,16 @@ impl UserKernel {
         Ok((g[0], g[1], g[2]))
     }
 
-    /// Element count of every buffer argument at size `n` (scalars give `None`).
-    pub fn buffer_lens(&self, n: u64) -> Result<Vec<Option<u64>>, LiveError> {
+    /// Element count of every buffer argument at a point (scalars give `None`).
+    pub fn buffer_lens(&self, vars: Vars) -> Result<Vec<Option<u64>>, LiveError> {
+        let n = vars.n;
         self.args
             .iter()
             .enumerate()
             .map(|(i, a)| match a {
                 ArgSpec::Buffer { ty, len, .. } => {
                     let l = len
-                        .eval_u64(Vars { n, b: 0 })
+                        .eval_u64(vars)
                         .map_err(|m| plan_err(format!("argument {}: {m}", i + 1)))?;
                     if l == 0 {
                         return Err(plan_err(format!(
@@ -335,9 +368,9 @@ impl UserKernel {
             .collect()
     }
 
-    /// Bytes of all buffers at size `n`.
-    pub fn buffer_bytes(&self, n: u64) -> Result<u64, LiveError> {
-        let lens = self.buffer_lens(n)?;
+    /// Bytes of all buffers at a point.
+    pub fn buffer_bytes(&self, vars: Vars) -> Result<u64, LiveError> {
+        let lens = self.buffer_lens(vars)?;
         Ok(self
             .args
             .iter()
@@ -349,15 +382,18 @@ impl UserKernel {
             .sum())
     }
 
-    /// The work of one launch at size `n`: `--flops` and `--bytes`, or every buffer once.
-    pub fn work(&self, n: u64) -> Result<crate::catalog::Work, LiveError> {
-        let vars = Vars { n, b: 0 };
+    /// The work of one launch at a point: `--flops` and `--bytes`, or every buffer once.
+    pub fn work(&self, vars: Vars) -> Result<crate::catalog::Work, LiveError> {
         let bytes = match &self.bytes {
-            Some(e) => e.eval_f64(vars).map_err(plan_err)?,
-            None => self.buffer_bytes(n)? as f64,
+            Some(e) => e
+                .eval_f64(vars)
+                .map_err(|m| plan_err(format!("--bytes: {m}")))?,
+            None => self.buffer_bytes(vars)? as f64,
         };
         let flops = match &self.flops {
-            Some(e) => e.eval_f64(vars).map_err(plan_err)?,
+            Some(e) => e
+                .eval_f64(vars)
+                .map_err(|m| plan_err(format!("--flops: {m}")))?,
             None => 0.0,
         };
         Ok(crate::catalog::Work { flops, bytes })
@@ -365,6 +401,12 @@ impl UserKernel {
 
     /// Checks every expression at every size and block size before anything runs.
     pub fn validate(&self, sizes: &[u64], blocks: &[u32]) -> Result<(), LiveError> {
+        if let (Some(given), false) = (&self.block_given, blocks.is_empty()) {
+            return Err(plan_err(format!(
+                "--block {given} and --blocks cannot go together: --blocks sweeps 1-D blocks of \
+                 that many threads (leave --block out)"
+            )));
+        }
         let blocks: Vec<Option<u32>> = if blocks.is_empty() {
             vec![None]
         } else {
@@ -376,15 +418,18 @@ impl UserKernel {
                     "size {n} is out of range: N goes from 1 to 2^40"
                 )));
             }
-            self.buffer_lens(n)?;
-            self.work(n)?;
+            // B can appear anywhere: check every expression at every block size.
             for &b in &blocks {
+                let vars = self.vars(n, b);
+                self.buffer_lens(vars)?;
+                self.work(vars)?;
                 self.grid_at(n, self.block_for(b))?;
-            }
-            for (i, a) in self.args.iter().enumerate() {
-                if let ArgSpec::Scalar { ty, value } = a {
-                    scalar_bits(*ty, value, n)
-                        .map_err(|m| plan_err(format!("argument {} ({}): {m}", i + 1, a.text())))?;
+                for (i, a) in self.args.iter().enumerate() {
+                    if let ArgSpec::Scalar { ty, value } = a {
+                        scalar_bits(*ty, value, vars).map_err(|m| {
+                            plan_err(format!("argument {} ({}): {m}", i + 1, a.text()))
+                        })?;
+                    }
                 }
             }
         }
@@ -408,9 +453,15 @@ impl UserKernel {
         }
     }
 
-    /// NVRTC options beyond the architecture: defines, include folders, CUDA's own headers.
+    /// NVRTC options beyond the architecture: defines, the file's own folder (so `#include
+    /// "x.cuh"` beside it works, as with nvcc), then the include folders.
     pub fn compile_options(&self) -> Vec<String> {
         let mut opts: Vec<String> = self.defines.iter().map(|d| format!("-D{d}")).collect();
+        let own = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        opts.push(format!("-I{}", own.display()));
         for dir in &self.includes {
             opts.push(format!("-I{}", dir.display()));
         }
@@ -418,25 +469,47 @@ impl UserKernel {
     }
 }
 
-/// A scalar's value at size `n`, as the bits the launch passes (8 bytes, little end first).
-pub(crate) fn scalar_bits(ty: ScalarType, value: &Expr, n: u64) -> Result<u64, String> {
-    let v = value.eval_f64(Vars { n, b: 0 })?;
-    let whole = |lo: f64, hi: f64| -> Result<f64, String> {
-        if v.fract() != 0.0 || v < lo || v > hi {
-            Err(format!("{v} does not fit in {}", ty.as_str()))
+/// A scalar's value at a point, as the bits the launch passes (8 bytes, little end first).
+/// Integer scalars are computed exactly in whole numbers (C's integer division) and must fit
+/// their type; float scalars in real numbers.
+pub(crate) fn scalar_bits(ty: ScalarType, value: &Expr, vars: Vars) -> Result<u64, String> {
+    if ty.is_float() {
+        let v = value.eval_f64(vars)?;
+        spec::check_value(ty, v)?;
+        return Ok(match ty {
+            ScalarType::F32 => u64::from((v as f32).to_bits()),
+            _ => v.to_bits(),
+        });
+    }
+    let v = value.eval_int(vars)?;
+    let fits = |ok: bool| -> Result<(), String> {
+        if ok {
+            Ok(())
         } else {
-            Ok(v)
+            Err(format!("{v} does not fit in {}", ty.as_str()))
         }
     };
     Ok(match ty {
-        ScalarType::F32 => u64::from((v as f32).to_bits()),
-        ScalarType::F64 => v.to_bits(),
         ScalarType::I32 => {
-            u64::from((whole(f64::from(i32::MIN), f64::from(i32::MAX))? as i32).cast_unsigned())
+            let x = i32::try_from(v);
+            fits(x.is_ok())?;
+            u64::from(x.unwrap_or_default().cast_unsigned())
         }
-        ScalarType::U32 => u64::from(whole(0.0, f64::from(u32::MAX))? as u32),
-        ScalarType::I64 => (whole(-9.2e18, 9.2e18)? as i64).cast_unsigned(),
-        ScalarType::U64 => whole(0.0, 1.8e19)? as u64,
+        ScalarType::U32 => {
+            let x = u32::try_from(v);
+            fits(x.is_ok())?;
+            u64::from(x.unwrap_or_default())
+        }
+        ScalarType::I64 => {
+            let x = i64::try_from(v);
+            fits(x.is_ok())?;
+            x.unwrap_or_default().cast_unsigned()
+        }
+        _ => {
+            let x = u64::try_from(v);
+            fits(x.is_ok())?;
+            x.unwrap_or_default()
+        }
     })
 }
 
@@ -468,14 +541,23 @@ mod tests {
         assert_eq!(k.block, (256, 1, 1));
         assert_eq!(k.grid_at(1000, k.block).unwrap(), (4, 1, 1));
         assert_eq!(k.grid_at(1000, k.block_for(Some(128))).unwrap(), (8, 1, 1));
-        assert_eq!(k.buffer_lens(10).unwrap(), [None, Some(10), Some(10), None]);
+        assert_eq!(
+            k.buffer_lens(k.vars(10, None)).unwrap(),
+            [None, Some(10), Some(10), None]
+        );
         // Every buffer once: x and y, 4 bytes each.
-        assert_eq!(k.work(1000).unwrap().bytes, 8000.0);
+        assert_eq!(k.work(k.vars(1000, None)).unwrap().bytes, 8000.0);
         assert_eq!(
             k.info(String::new()).args,
             "f32=2.5 f32[N]=rand f32[N]=rand i32=N"
         );
         k.validate(&[1, 1_000_000], &[32, 1024]).unwrap();
+        // The file's own folder is on the include path, before --include.
+        let mut r = req.clone();
+        r.includes = vec![PathBuf::from("/usr")];
+        let k = UserKernel::from_source(&r, Path::new("/src/k/saxpy.cu"), SRC.into()).unwrap();
+        assert_eq!(k.compile_options(), ["-I/src/k", "-I/usr"]);
+        assert_eq!(kernel(&req).unwrap().compile_options(), ["-I."]);
     }
 
     #[test]
@@ -498,9 +580,28 @@ mod tests {
         let mut r = request(base);
         r.grid = Some("N/".into());
         assert!(msg(r).starts_with("--grid: "));
+        for bad in ["=3", "É=2", "2X=1", "A-B"] {
+            let mut r = request(base);
+            r.defines = vec![bad.into()];
+            assert_eq!(
+                msg(r),
+                format!("--define {bad:?}: use NAME or NAME=VALUE (a C identifier before the '=')")
+            );
+        }
         let mut r = request(base);
-        r.defines = vec!["=3".into()];
-        assert!(msg(r).contains("--define"));
+        r.defines = vec!["_OK=É".into(), "X1".into()];
+        assert!(kernel(&r).is_ok());
+        let mut r = request(base);
+        r.block = Some("16x16".into());
+        let err = kernel(&r)
+            .unwrap()
+            .validate(&[1000], &[64, 128])
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "--block 16x16 and --blocks cannot go together: --blocks sweeps 1-D blocks of that \
+             many threads (leave --block out)"
+        );
         let mut r = request(base);
         r.includes = vec![PathBuf::from("/no/such/include")];
         assert_eq!(msg(r), "--include /no/such/include: no such folder");
@@ -511,6 +612,17 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.starts_with("cannot read /no/such/file.cu: "), "{err}");
+        let latin = std::env::temp_dir().join(format!("warpscope-latin-{}.cu", std::process::id()));
+        std::fs::write(&latin, b"\xe9\xe8 __global__ void k(int n) {}").unwrap();
+        let err = read_source(&latin).unwrap_err();
+        std::fs::remove_file(&latin).unwrap();
+        assert_eq!(
+            err,
+            format!(
+                "cannot read {}: it is not UTF-8 text (save the source as UTF-8)",
+                latin.display()
+            )
+        );
     }
 
     #[test]
@@ -549,17 +661,65 @@ mod tests {
 
     #[test]
     fn scalars_become_launch_bits() {
-        let e = Expr::parse("2.5").unwrap();
+        let at = |n| Vars { n, b: 256 };
+        let bits = |ty, text: &str, n| scalar_bits(ty, &Expr::parse(text).unwrap(), at(n));
         assert_eq!(
-            scalar_bits(ScalarType::F32, &e, 0).unwrap(),
-            u64::from(2.5f32.to_bits())
+            bits(ScalarType::F32, "2.5", 0),
+            Ok(u64::from(2.5f32.to_bits()))
         );
-        let n = Expr::parse("N").unwrap();
-        assert_eq!(scalar_bits(ScalarType::I32, &n, 7).unwrap(), 7);
-        assert!(
-            scalar_bits(ScalarType::U32, &e, 0)
-                .unwrap_err()
-                .contains("does not fit")
+        assert_eq!(
+            bits(ScalarType::F32, "-2.5", 0),
+            Ok(u64::from((-2.5f32).to_bits()))
+        );
+        assert_eq!(bits(ScalarType::I32, "N", 7), Ok(7));
+        // C's integer division, not 333.33.
+        assert_eq!(bits(ScalarType::I32, "N/3", 1000), Ok(333));
+        assert_eq!(
+            bits(ScalarType::I32, "-N", 5),
+            Ok(u64::from((-5i32).cast_unsigned()))
+        );
+        assert_eq!(bits(ScalarType::I32, "B", 1), Ok(256));
+        // Exact past 2^53.
+        assert_eq!(
+            bits(ScalarType::U64, "9007199254740993", 0),
+            Ok(9_007_199_254_740_993)
+        );
+        assert_eq!(
+            bits(ScalarType::I64, "N*N*N+1", 1 << 20),
+            Ok((1u64 << 60) + 1)
+        );
+        assert_eq!(
+            bits(ScalarType::U32, "2.5", 0).unwrap_err(),
+            "2.5 cannot be computed at N = 0, B = 256: it has a fraction (lengths, grids and \
+             integers take whole numbers)"
+        );
+        assert_eq!(
+            bits(ScalarType::U32, "-1", 0).unwrap_err(),
+            "-1 does not fit in u32"
+        );
+        assert_eq!(
+            bits(ScalarType::F32, "1e39", 0).unwrap_err(),
+            "1000000000000000000000000000000000000000 does not fit in f32"
+        );
+    }
+
+    #[test]
+    fn b_is_the_points_block_size_everywhere() {
+        let mut r = request("f32=2.5 f32[(N+B-1)/B]=0 f32[N]=rand i32=B");
+        r.bytes = Some("N*B".into());
+        let k = kernel(&r).unwrap();
+        let v = k.vars(1000, Some(128));
+        assert_eq!(k.buffer_lens(v).unwrap(), [None, Some(8), Some(1000), None]);
+        assert_eq!(k.work(v).unwrap().bytes, 128_000.0);
+        assert_eq!(k.work(k.vars(1000, None)).unwrap().bytes, 256_000.0);
+        k.validate(&[1000], &[32, 1024]).unwrap();
+        // Checked at every block size of the sweep.
+        let k = kernel(&request("f32=2.5 f32[N-B]=0 f32[N]=rand i32=N")).unwrap();
+        k.validate(&[1000], &[64, 512]).unwrap();
+        let err = k.validate(&[1000], &[64, 1024]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "argument 2: N-B cannot be computed at N = 1000, B = 1024: it is negative (-24)"
         );
     }
 }

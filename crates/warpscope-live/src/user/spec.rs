@@ -43,6 +43,11 @@ impl ScalarType {
         }
     }
 
+    /// True for `f32` and `f64`.
+    pub fn is_float(self) -> bool {
+        matches!(self, Self::F32 | Self::F64)
+    }
+
     fn parse(text: &str) -> Option<Self> {
         Some(match text {
             "f32" => Self::F32,
@@ -179,14 +184,11 @@ fn parse_item(item: &str) -> Result<ArgSpec, String> {
             .strip_suffix(']')
             .ok_or("a buffer's length ends with ']' (f32[N*N]=rand)")?;
         let len = Expr::parse(len)?;
-        let init =
-            match value {
-                "rand" => Init::Rand,
-                "iota" => Init::Iota,
-                v => Init::Value(v.parse::<f64>().map_err(|_| {
-                    format!("{v:?} is not an initialiser: use rand, iota or a number")
-                })?),
-            };
+        let init = match value {
+            "rand" => Init::Rand,
+            "iota" => Init::Iota,
+            v => Init::Value(start_value(ty, v)?),
+        };
         Ok(ArgSpec::Buffer { ty, len, init })
     } else {
         let ty = ScalarType::parse(head).ok_or_else(|| type_error(head))?;
@@ -195,6 +197,49 @@ fn parse_item(item: &str) -> Result<ArgSpec, String> {
             value: Expr::parse(value)?,
         })
     }
+}
+
+/// Checks that `v` is a value of `ty`: finite and in range for floats, whole and in range for
+/// integers.
+pub(crate) fn check_value(ty: ScalarType, v: f64) -> Result<(), String> {
+    let (lo, hi) = match ty {
+        ScalarType::F32 => (-f64::from(f32::MAX), f64::from(f32::MAX)),
+        ScalarType::F64 => (f64::MIN, f64::MAX),
+        ScalarType::I32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
+        ScalarType::U32 => (0.0, f64::from(u32::MAX)),
+        // 2^63 and 2^64 are doubles; the largest values below them are 1024 and 2048 less.
+        ScalarType::I64 => (-9.223_372_036_854_776e18, 9.223_372_036_854_775e18),
+        ScalarType::U64 => (0.0, 1.844_674_407_370_955_1e19),
+    };
+    if !v.is_finite() {
+        Err(format!("{v} is not a finite number"))
+    } else if !ty.is_float() && v.fract() != 0.0 {
+        Err(format!(
+            "{v} is not a whole number, as {} needs",
+            ty.as_str()
+        ))
+    } else if v < lo || v > hi {
+        Err(format!("{v} does not fit in {}", ty.as_str()))
+    } else {
+        Ok(())
+    }
+}
+
+/// A buffer's start value: a number of its type. It is held as a double, so an integer past
+/// 2^53 is refused rather than rounded.
+fn start_value(ty: ScalarType, text: &str) -> Result<f64, String> {
+    let v = text
+        .parse::<f64>()
+        .map_err(|_| format!("{text:?} is not an initialiser: use rand, iota or a number"))?;
+    check_value(ty, v)?;
+    let inexact =
+        v.abs() > 9_007_199_254_740_992.0 || text.parse::<i128>().is_ok_and(|i| i != v as i128);
+    if !ty.is_float() && inexact {
+        return Err(format!(
+            "{text} is past 2^53, where a buffer's start value is not exact"
+        ));
+    }
+    Ok(v)
 }
 
 fn type_error(ty: &str) -> String {
@@ -239,22 +284,9 @@ pub fn kernels_in(source: &str) -> Vec<(String, Vec<Param>)> {
             .into_iter()
             .rev()
             .collect();
-        let mut depth = 0;
-        let mut close = None;
-        for (i, c) in rest[open..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        close = Some(open + i);
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let Some(close) = close else { break };
+        let Some(close) = matching_paren(rest, open) else {
+            break;
+        };
         let params = split_params(&rest[open + 1..close]);
         if !name.is_empty() {
             out.push((name, params));
@@ -282,7 +314,11 @@ fn split_params(list: &str) -> Vec<Param> {
     parts.push(cur);
     parts
         .into_iter()
-        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        // A default value (`int n = 5`) is not part of the type.
+        .map(|p| {
+            let decl = p.split_once('=').map_or(p.as_str(), |(d, _)| d);
+            decl.split_whitespace().collect::<Vec<_>>().join(" ")
+        })
         .filter(|p| !p.is_empty() && p != "void")
         .map(|text| {
             let pointer = text.contains('*') || text.contains('[');
@@ -300,6 +336,24 @@ fn split_params(list: &str) -> Vec<Param> {
         .collect()
 }
 
+/// The index of the `)` that closes the `(` at `open`, if the text has it.
+fn matching_paren(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The source without `__launch_bounds__(...)`, which sits between `void` and the name.
 fn drop_launch_bounds(code: &str) -> String {
     let mut out = String::with_capacity(code.len());
@@ -308,28 +362,14 @@ fn drop_launch_bounds(code: &str) -> String {
         out.push_str(&rest[..at]);
         rest = &rest[at + "__launch_bounds__".len()..];
         let Some(open) = rest.find('(') else { break };
-        let mut depth = 0;
-        let mut end = rest.len();
-        for (i, c) in rest[open..].char_indices() {
-            match c {
-                '(' => depth += 1,
-                ')' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = open + i + 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        rest = &rest[end..];
+        rest = matching_paren(rest, open).map_or("", |close| &rest[close + 1..]);
     }
     out.push_str(rest);
     out
 }
 
-/// The source with comments and string literals blanked (line breaks kept).
+/// The source with comments, string literals and character literals blanked (line breaks
+/// kept). A `'` after a number is a digit separator (`1'000'000`), not a literal.
 fn strip_comments(source: &str) -> String {
     let b = source.as_bytes();
     let mut out = String::with_capacity(source.len());
@@ -348,6 +388,13 @@ fn strip_comments(source: &str) -> String {
                 i += 1;
             }
             i += 2;
+        } else if b[i] == b'\'' && !after_number(&b[..i]) {
+            i += 1;
+            while i < b.len() && b[i] != b'\'' && b[i] != b'\n' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("' '");
         } else if b[i] == b'"' {
             i += 1;
             while i < b.len() && b[i] != b'"' {
@@ -364,9 +411,40 @@ fn strip_comments(source: &str) -> String {
     out
 }
 
+/// True when `before` ends in a number (`1'000`'s first `'`), whose `'` separates digits.
+fn after_number(before: &[u8]) -> bool {
+    let word_start = before
+        .iter()
+        .rposition(|c| !(c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.' || *c == b'\''))
+        .map_or(0, |p| p + 1);
+    before.get(word_start).is_some_and(u8::is_ascii_digit)
+}
+
 /// Checks the SPEC against the kernel's parameters: the same count, a buffer for every pointer
 /// and a scalar for every value, and the same element type where the source names one of ours.
 pub fn match_signature(kernel: &str, params: &[Param], args: &[ArgSpec]) -> Result<(), String> {
+    // A parameter passed by value must be one of the SPEC's types: the launch passes exactly
+    // that many bytes, and the driver reads as many as the real type has.
+    for (i, p) in params.iter().enumerate() {
+        if p.pointer || p.ty.is_some() {
+            continue;
+        }
+        return Err(if p.text.split_whitespace().count() < 2 {
+            format!(
+                "cannot read the parameters of {kernel}: ({}) is not a declaration (a macro?); \
+                 write the parameter list out",
+                p.text
+            )
+        } else {
+            format!(
+                "parameter {} of {kernel} ({}) is passed by value as a type --args cannot \
+                 describe: use f32, f64, i32, u32, i64, u64 or a pointer (pass a struct's \
+                 fields as separate parameters)",
+                i + 1,
+                p.text
+            )
+        });
+    }
     if params.len() != args.len() {
         return Err(format!(
             "{kernel} takes {} parameter(s) ({}) but --args describes {}",
@@ -444,6 +522,31 @@ __global__ void __launch_bounds__(256, 2) twice(double *v, unsigned long long n,
     }
 
     #[test]
+    fn parentheses_are_matched() {
+        assert_eq!(matching_paren("f(a, (b), c) d", 1), Some(11));
+        assert_eq!(matching_paren("f(a, (b)", 1), None);
+        assert_eq!(
+            drop_launch_bounds("void __launch_bounds__(f(2), 1) k("),
+            "void  k("
+        );
+        assert_eq!(
+            drop_launch_bounds("void __launch_bounds__(256 k(int n) {}"),
+            "void "
+        );
+    }
+
+    #[test]
+    fn quotes_in_character_literals_hide_nothing() {
+        let src = "__device__ char q() { return '\"'; }\n\
+                   __device__ char e() { return '\\''; }\n\
+                   __device__ int big() { return 1'000'000; }\n\
+                   extern \"C\" __global__ void k(float *x, int n) { x[0] = '\"'; }\n\
+                   __global__ void k2(int n) {}";
+        let names: Vec<_> = kernels_in(src).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["k", "k2"]);
+    }
+
+    #[test]
     fn spec_items_parse() {
         let args = parse_args("f32=2.5, f32[N]=rand f32[N*N]=0 i32[N/2]=iota i32=N").unwrap();
         assert_eq!(args.len(), 5);
@@ -470,6 +573,35 @@ __global__ void __launch_bounds__(256, 2) twice(double *v, unsigned long long n,
                 .contains("not an initialiser")
         );
         assert!(parse_args("  ").unwrap_err().contains("--args is empty"));
+        // A buffer's start value must be a value of its type.
+        let bad = |spec: &str| parse_args(spec).unwrap_err();
+        assert_eq!(
+            bad("i32[N]=1e20"),
+            "argument 1 (\"i32[N]=1e20\"): 100000000000000000000 does not fit in i32"
+        );
+        assert_eq!(
+            bad("u32[N]=-1"),
+            "argument 1 (\"u32[N]=-1\"): -1 does not fit in u32"
+        );
+        assert_eq!(
+            bad("i32[N]=1.5"),
+            "argument 1 (\"i32[N]=1.5\"): 1.5 is not a whole number, as i32 needs"
+        );
+        assert_eq!(
+            bad("f32[N]=1e400"),
+            "argument 1 (\"f32[N]=1e400\"): inf is not a finite number"
+        );
+        assert_eq!(
+            bad("f32[N]=1e39"),
+            "argument 1 (\"f32[N]=1e39\"): 1000000000000000000000000000000000000000 does not \
+             fit in f32"
+        );
+        assert_eq!(
+            bad("i64[N]=9007199254740993"),
+            "argument 1 (\"i64[N]=9007199254740993\"): 9007199254740993 is past 2^53, where a \
+             buffer's start value is not exact"
+        );
+        assert!(parse_args("f32[N]=-2.5 i32[N]=-3 u64[N]=9007199254740992").is_ok());
     }
 
     #[test]
@@ -489,6 +621,27 @@ __global__ void __launch_bounds__(256, 2) twice(double *v, unsigned long long n,
             match_signature("saxpy", p, &swapped).unwrap_err(),
             "parameter 1 of saxpy (float a) is a scalar but --args gives a buffer (f32[N]=rand)"
         );
+        let unknown = kernels_in(
+            "struct S { float a, b; };\n\
+             extern \"C\" __global__ void ks(S s, float2 v, float *x) {}\n\
+             #define ARGS float *x, int n\n\
+             __global__ void km(ARGS) {}\n\
+             __global__ void kd(float **x, int n = 5) {}",
+        );
+        let two = parse_args("f32=1 f32=1 f32[N]=0").unwrap();
+        assert_eq!(
+            match_signature("ks", &unknown[0].1, &two).unwrap_err(),
+            "parameter 1 of ks (S s) is passed by value as a type --args cannot describe: use \
+             f32, f64, i32, u32, i64, u64 or a pointer (pass a struct's fields as separate \
+             parameters)"
+        );
+        assert_eq!(
+            match_signature("km", &unknown[1].1, &two[..1]).unwrap_err(),
+            "cannot read the parameters of km: (ARGS) is not a declaration (a macro?); write the \
+             parameter list out"
+        );
+        let kd = parse_args("f32[N]=0 i32=N").unwrap();
+        assert_eq!(match_signature("kd", &unknown[2].1, &kd), Ok(()));
         let wrong = parse_args("f32=2 f64[N]=rand f32[N]=rand i32=N").unwrap();
         assert!(
             match_signature("saxpy", p, &wrong)
