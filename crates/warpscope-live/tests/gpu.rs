@@ -43,9 +43,25 @@ fn gpu_options() -> RunOptions {
     }
 }
 
+/// Set in the process a faulting kernel runs in (see below).
+const FAULT_CHILD: &str = "WARPSCOPE_GPU_TEST_FAULT_CHILD";
+
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn a_faulting_kernel_fails_its_point_and_poisons_only_its_process() {
+    // A fault poisons every later CUDA call of its process, and the other tests of this binary
+    // run in this one: the fault gets a process of its own (this test binary, running only this
+    // test).
+    if std::env::var_os(FAULT_CHILD).is_none() {
+        let name = "a_faulting_kernel_fails_its_point_and_poisons_only_its_process";
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--ignored", "--exact", name, "--test-threads=1"])
+            .env(FAULT_CHILD, "1")
+            .status()
+            .unwrap();
+        assert!(status.success(), "the test's own process failed: {status}");
+        return;
+    }
     let opts = gpu_options();
     let progress = LiveProgress::default();
     let out = run_sweep(&user_plan("saxpy_fault", None), &opts, &progress).unwrap();
