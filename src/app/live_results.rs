@@ -324,8 +324,13 @@ fn block_plots_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
             series.push((name, index));
         }
     }
-    let line = |p: &PointResult, value: Option<f64>| -> Option<[f64; 2]> {
-        Some([f64::from(p.block?).log2(), value?])
+    // The (log2 block, value) points of one series.
+    let series_points = |name: &str, value: &dyn Fn(&PointResult) -> Option<f64>| {
+        run.points
+            .iter()
+            .filter(|p| format!("{} {}", p.config, format_size(p.size, run.size_unit)) == name)
+            .filter_map(|p| Some([f64::from(p.block?).log2(), value(p)?]))
+            .collect::<Vec<[f64; 2]>>()
     };
     let half = (height - 8.0) / 2.0;
     Plot::new("live_block_time_plot")
@@ -338,14 +343,7 @@ fn block_plots_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
         .include_y(0.0)
         .show(ui, |plot| {
             for (name, i) in &series {
-                let pts: Vec<[f64; 2]> = run
-                    .points
-                    .iter()
-                    .filter(|p| {
-                        format!("{} {}", p.config, format_size(p.size, run.size_unit)) == *name
-                    })
-                    .filter_map(|p| line(p, p.best_ns().map(|t| t as f64 / 1e3)))
-                    .collect();
+                let pts = series_points(name, &|p| p.best_ns().map(|t| t as f64 / 1e3));
                 let color = warpscope_ui::compare::run_color(*i);
                 plot.line(
                     Line::new(name.as_str(), pts.clone())
@@ -365,14 +363,7 @@ fn block_plots_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
         .include_y(100.0)
         .show(ui, |plot| {
             for (name, i) in &series {
-                let pts: Vec<[f64; 2]> = run
-                    .points
-                    .iter()
-                    .filter(|p| {
-                        format!("{} {}", p.config, format_size(p.size, run.size_unit)) == *name
-                    })
-                    .filter_map(|p| line(p, p.occupancy.map(|o| 100.0 * o.fraction)))
-                    .collect();
+                let pts = series_points(name, &|p| p.occupancy.map(|o| 100.0 * o.fraction));
                 let color = warpscope_ui::compare::run_color(*i);
                 plot.line(Line::new(name.as_str(), pts).color(color).width(2.0));
             }
