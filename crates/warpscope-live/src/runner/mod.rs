@@ -1,7 +1,8 @@
 //! Runs a planned sweep on the GPU: measures the device's ceilings, compiles the kernel, and for
-//! every point sets up fresh random inputs, warms up, times each launch between two CUDA events
-//! (with CUPTI collecting the kernel and copy records where present), checks the last result
-//! against the CPU reference, and records everything for the timeline.
+//! every point sets up fresh random inputs, warms up, times each launch (or each batch of
+//! `--batch` back-to-back launches) between two CUDA events (with CUPTI collecting the kernel and
+//! copy records where present), checks the result of a single launch against the CPU reference,
+//! and records everything for the timeline.
 
 mod gemm;
 mod kernels;
