@@ -179,6 +179,7 @@ Examples:
   warpscope live sgemm --sizes 1024,4096 --out sgemm.json && warpscope sgemm.json
   warpscope live sgemm --sizes 1024,2048,4096 --configs regblock,tensor,cublas,cublas-fp16 --roofline
   warpscope live copy --configs scalar --sizes 100M --blocks 32,64,128,256,512,1024
+  warpscope live sgemm --configs regblock,tensor --sizes 1024,2048,4096 --batch 20 --no-cupti
   warpscope live --source examples/saxpy.cu --kernel saxpy \\
       --args 'f32=2.5 f32[N]=rand f32[N]=rand i32=N' --sizes 1M,100M --flops 2*N
   warpscope live --source examples/saxpy_buggy.cu --kernel saxpy_buggy \\
@@ -284,9 +285,16 @@ pub struct LiveArgs {
     /// Untimed launches per configuration before the first timed one.
     #[arg(long, value_name = "N", default_value_t = 1)]
     warmup: u32,
-    /// Stop repeating a point once its timed launches add up to this many seconds.
+    /// Stop repeating a point once its timed launches add up to this many seconds (a batch
+    /// counts all its launches).
     #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
     budget: f64,
+    /// Launches per pair of CUDA events: each timed sample is K back-to-back launches, the L2
+    /// flushed once before them (warm for all but the first), timed as elapsed / K ("batch"
+    /// time beside the default "cold" one). 1 to 10000; results are checked on a separate
+    /// single launch.
+    #[arg(long, value_name = "K", default_value_t = 1)]
+    batch: u32,
     /// Save the run as Chrome trace JSON (open it with `warpscope FILE`; `.gz` compresses).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -354,6 +362,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 repeat,
                 warmup,
                 budget,
+                batch,
                 out,
                 no_cupti,
                 no_peaks,
@@ -386,6 +395,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 repeat,
                 warmup,
                 budget_s: budget,
+                batch,
                 out,
                 no_cupti,
                 no_peaks,

@@ -32,6 +32,8 @@ pub struct LiveOptions {
     pub warmup: u32,
     /// Seconds of timed launches after which a point stops repeating.
     pub budget_s: f64,
+    /// Launches per pair of CUDA events (`--batch`, 1 to 10000).
+    pub batch: u32,
     /// Where to save the run as Chrome trace JSON.
     pub out: Option<PathBuf>,
     /// Skip CUPTI.
@@ -72,7 +74,7 @@ pub fn plan(opts: &LiveOptions) -> Result<SweepPlan> {
             bail!("--budget must be a positive number of seconds");
         }
         plan.budget_s = opts.budget_s;
-        return Ok(plan);
+        return Ok(plan.with_batch(opts.batch)?);
     }
     let Some(spec) = kernel(&opts.kernel) else {
         let names: Vec<_> = warpscope_live::CATALOG.iter().map(|k| k.name).collect();
@@ -97,7 +99,7 @@ pub fn plan(opts: &LiveOptions) -> Result<SweepPlan> {
         bail!("--budget must be a positive number of seconds");
     }
     plan.budget_s = opts.budget_s;
-    Ok(plan)
+    Ok(plan.with_batch(opts.batch)?)
 }
 
 /// Checks that a file can be created in `out`'s folder (a missing folder, no permission).

@@ -589,6 +589,11 @@ fn the_live_lab_opens_from_the_menu_and_without_a_gpu_says_so_and_cannot_run() {
         h.get_by_label("Sizes (m = n = k)").value().as_deref(),
         Some("512,1024,2048,4096")
     );
+    // The batch (launches per CUDA-event pair) starts at 1: each launch timed on its own.
+    assert_eq!(
+        h.get_by_label("Launches per event pair").value().as_deref(),
+        Some("1")
+    );
     // ...but Run is disabled, and clicking it starts nothing.
     let run = h.get_by_label("Run");
     assert!(run.accesskit_node().is_disabled());

@@ -124,6 +124,12 @@ fn mistakes_are_named_before_anything_runs() {
         &["live", "saxpy", "--budget", "0"],
         "--budget must be a positive",
     );
+    for k in ["0", "10001"] {
+        fails(
+            &["live", "sgemm", "--batch", k],
+            &format!("--batch {k}: a batch is 1 to 10000 launches per pair of CUDA events"),
+        );
+    }
     fails(
         &["live", "saxpy", "--out", "/no/such/dir/run.json"],
         "cannot write /no/such/dir/run.json",
@@ -446,4 +452,45 @@ fn the_drivers_occupancy_matches_the_calculator_on_the_h200_samples() {
     }
     // 12 GEMM rungs (4 kernels x 3 sizes) and 6 block sizes.
     assert_eq!(compared, 18);
+}
+
+#[test]
+fn a_batch_is_checked_before_the_gpu_and_a_batched_run_reopens() {
+    if !gpu_here() {
+        fails(
+            &["live", "sgemm", "--configs", "tensor", "--batch", "20"],
+            "no CUDA driver found",
+        );
+        let args = user("saxpy.cu", "saxpy", SAXPY_ARGS, &["--batch", "10000"]);
+        fails_user(&args, "no CUDA driver found");
+    }
+    let args = user("saxpy.cu", "saxpy", SAXPY_ARGS, &["--batch", "0"]);
+    fails_user(&args, "--batch 0: a batch is 1 to 10000 launches");
+    // The H200 run: 2 configurations x (1 warm-up + 5 timed batches of 20 + 1 check launch).
+    let sample = "sample_profiles/live_sgemm_batch20_h200.json.gz";
+    let o = warpscope(&["summary", sample, "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let summary: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let calls = |name: &str| {
+        summary["gpu_activities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .map(|r| r["calls"].as_u64().unwrap())
+    };
+    assert_eq!(calls("gemm_tensor_fp16"), Some(121));
+    assert_eq!(calls("sgemm_regblock"), Some(121));
+    let profile = import_file(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join(sample),
+        &Progress::new(),
+    )
+    .unwrap();
+    let run = LiveRun::from_profile(&profile).unwrap();
+    assert!(
+        run.points
+            .iter()
+            .all(|p| p.batch == 20 && p.event_ns.len() == 5)
+    );
+    assert!(run.all_checks_ok());
 }

@@ -37,6 +37,8 @@ pub struct LiveLab {
     chosen: Vec<bool>,
     repeat: u32,
     warmup: u32,
+    /// Launches per pair of CUDA events (`--batch`).
+    batch: u32,
     use_cupti: bool,
     /// Time every point again with CUPTI paused.
     cupti_cost: bool,
@@ -62,6 +64,7 @@ impl Default for LiveLab {
             chosen: Vec::new(),
             repeat: 5,
             warmup: 1,
+            batch: 1,
             use_cupti: true,
             cupti_cost: false,
             blocks: String::new(),
@@ -152,7 +155,10 @@ impl LiveLab {
 
     fn plan(&self) -> Result<SweepPlan, String> {
         if let Some(form) = &self.source {
-            return form.plan(self.repeat, self.warmup);
+            return form
+                .plan(self.repeat, self.warmup)?
+                .with_batch(self.batch)
+                .map_err(|e| e.to_string());
         }
         let k = CATALOG.get(self.kernel).ok_or("no kernel chosen")?;
         let sizes = parse_sizes(&self.sizes).map_err(|e| e.to_string())?;
@@ -167,6 +173,7 @@ impl LiveLab {
             return Err("choose at least one configuration".into());
         }
         let plan = SweepPlan::new(k, Some(&sizes), Some(&configs), self.repeat, self.warmup)
+            .and_then(|p| p.with_batch(self.batch))
             .map_err(|e| e.to_string())?;
         if self.blocks.trim().is_empty() {
             return Ok(plan);
@@ -249,6 +256,8 @@ impl LiveLab {
             self.repeat.to_string().into(),
             "--warmup".into(),
             self.warmup.to_string().into(),
+            "--batch".into(),
+            self.batch.to_string().into(),
             "--format".into(),
             "json".into(),
         ]);
@@ -457,6 +466,15 @@ impl LiveLab {
                 ui.add(egui::DragValue::new(&mut self.warmup).range(0..=100))
                     .labelled_by(label.id);
                 ui.end_row();
+                let label = ui.label("Launches per event pair");
+                ui.add(egui::DragValue::new(&mut self.batch).range(1..=warpscope_live::MAX_BATCH))
+                    .labelled_by(label.id)
+                    .on_hover_text(
+                        "Batch: back-to-back launches between one pair of CUDA events, the L2 \
+                         flushed once before them; the time is elapsed / launches (1: each launch \
+                         on its own, cold L2)",
+                    );
+                ui.end_row();
                 ui.label("");
                 ui.checkbox(&mut self.use_cupti, "Collect CUPTI activity records");
                 ui.end_row();
@@ -468,5 +486,27 @@ impl LiveLab {
                 .on_hover_text("Times every point again with CUPTI paused");
                 ui.end_row();
             });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_forms_batch_reaches_the_plan_and_the_command_line() {
+        let mut lab = LiveLab::default();
+        let sgemm = CATALOG.iter().position(|k| k.name == "sgemm").unwrap();
+        lab.select_kernel(sgemm);
+        assert_eq!(lab.plan().unwrap().batch, 1);
+        lab.batch = 20;
+        assert_eq!(lab.plan().unwrap().batch, 20);
+        let (args, _, _) = lab.cli_args().unwrap();
+        let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
+        let at = args.iter().position(|a| a == "--batch").unwrap();
+        assert_eq!(args[at + 1], "20");
+        lab.batch = 0;
+        assert!(lab.plan().unwrap_err().contains("--batch 0"));
     }
 }

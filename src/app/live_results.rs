@@ -19,6 +19,12 @@ pub fn live_results_ui(ui: &mut egui::Ui, run: &LiveRun) {
         } else {
             "timed with CUDA events".to_string()
         }];
+        if run.batch > 1 {
+            facts.push(format!(
+                "batched: {} launches per event pair, L2 warm after the first, times per launch",
+                run.batch
+            ));
+        }
         if let Some(bw) = run.peaks.d2d_bytes_per_s {
             facts.push(format!("measured copy peak {:.0} GB/s", bw * 1e-9));
         }

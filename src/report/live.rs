@@ -122,6 +122,8 @@ struct RunJson<'a> {
     cupti: bool,
     cupti_note: Option<&'a str>,
     warmup: u32,
+    /// Launches per pair of CUDA events (`--batch`).
+    batch: u32,
     rate_unit: &'static str,
     all_checks_ok: bool,
     warnings: &'a [String],
@@ -136,6 +138,8 @@ struct PointJson<'a> {
     size_text: String,
     planned: u32,
     timed: usize,
+    /// Launches per pair of CUDA events; the times are per launch (elapsed / batch).
+    batch: u32,
     event_median_ns: Option<i64>,
     event_min_ns: Option<i64>,
     cupti_median_ns: Option<i64>,
@@ -174,6 +178,7 @@ pub fn live_run(run: &LiveRun, format: OutputFormat, roofline: bool) -> Result<S
                 size_text: format_size(p.size, run.size_unit),
                 planned: p.planned,
                 timed: p.event_ns.len(),
+                batch: p.batch,
                 event_median_ns: p.median_event_ns(),
                 event_min_ns: p.event_ns.iter().copied().min(),
                 cupti_median_ns: p.median_cupti_ns(),
@@ -204,6 +209,7 @@ pub fn live_run(run: &LiveRun, format: OutputFormat, roofline: bool) -> Result<S
         cupti: run.cupti,
         cupti_note: run.cupti_note.as_deref(),
         warmup: run.warmup,
+        batch: run.batch,
         rate_unit: run.rate_unit(),
         all_checks_ok: run.all_checks_ok(),
         warnings: &run.warnings,
@@ -358,7 +364,7 @@ fn opt_ns(v: Option<i64>) -> String {
 
 fn live_csv(run: &RunJson<'_>) -> String {
     let mut out = format!(
-        "config,size,timed,event_median_ns,event_min_ns,cupti_median_ns,rate_{},percent_of_peak,rel_error,check\n",
+        "config,size,timed,batch,event_median_ns,event_min_ns,cupti_median_ns,rate_{},percent_of_peak,rel_error,check\n",
         run.rate_unit.replace('/', "_per_")
     );
     for p in &run.points {
@@ -366,10 +372,11 @@ fn live_csv(run: &RunJson<'_>) -> String {
         let int = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{}",
             csv_field(p.config),
             p.size,
             p.timed,
+            p.batch,
             int(p.event_median_ns),
             int(p.event_min_ns),
             int(p.cupti_median_ns),
@@ -423,6 +430,15 @@ fn live_table(run: &LiveRun, json: &RunJson<'_>) -> String {
         },
         run.warmup
     );
+    if run.batch > 1 {
+        let _ = writeln!(
+            out,
+            "Batched: {k} launches per event pair, L2 warm after the first (flushed once before \
+             each batch); times are per launch (elapsed / {k}); checks read a separate single \
+             launch",
+            k = run.batch
+        );
+    }
     if let Some(note) = &run.cupti_note {
         let _ = writeln!(out, "CUPTI: {note}");
     }
@@ -548,5 +564,58 @@ mod tests {
             serde_json::from_str(&live_run(&run, OutputFormat::Json, false).unwrap()).unwrap();
         let points = json["points"].as_array().unwrap();
         assert!(points.iter().all(|p| p["roofline"]["bound"] == "compute"));
+    }
+
+    #[test]
+    fn a_batched_run_says_so_in_every_format() {
+        let run = sample("live_sgemm_batch20_h200.json.gz");
+        assert_eq!(run.batch, 20);
+        let text = live_run(&run, OutputFormat::Table, false).unwrap();
+        assert!(
+            text.contains(
+                "Batched: 20 launches per event pair, L2 warm after the first (flushed once \
+                 before each batch); times are per launch (elapsed / 20); checks read a separate \
+                 single launch"
+            ),
+            "{text}"
+        );
+        // Per launch, the events and CUPTI's span of the batch agree within a percent.
+        assert!(
+            text.contains("tensor              1024    5/5     17.629us     17.491us    +0.8%"),
+            "{text}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&live_run(&run, OutputFormat::Json, false).unwrap()).unwrap();
+        assert_eq!(json["batch"], 20);
+        assert_eq!(json["points"][1]["config"], "tensor");
+        assert_eq!(json["points"][1]["batch"], 20);
+        assert_eq!(json["points"][1]["event_median_ns"], 17_629);
+        let csv = live_run(&run, OutputFormat::Csv, false).unwrap();
+        assert!(
+            csv.starts_with("config,size,timed,batch,event_median_ns,"),
+            "{csv}"
+        );
+        assert!(csv.contains("\ntensor,1024,5,20,17629,"), "{csv}");
+    }
+
+    #[test]
+    fn an_unbatched_run_says_nothing_of_batches_and_a_synthetic_one_does() {
+        let mut run = sample("live_sgemm_ladder_h200.json.gz");
+        assert_eq!(run.batch, 1, "a run saved before --batch reads as batch 1");
+        let text = live_run(&run, OutputFormat::Table, false).unwrap();
+        assert!(!text.contains("Batched"), "{text}");
+        let csv = live_run(&run, OutputFormat::Csv, false).unwrap();
+        assert!(csv.contains("\ntensor,4096,5,1,"), "{csv}");
+        run.batch = 4;
+        for p in &mut run.points {
+            p.batch = 4;
+        }
+        let text = live_run(&run, OutputFormat::Table, false).unwrap();
+        assert!(
+            text.contains("Batched: 4 launches per event pair") && text.contains("(elapsed / 4)"),
+            "{text}"
+        );
+        let csv = live_run(&run, OutputFormat::Csv, false).unwrap();
+        assert!(csv.contains("\ntensor,4096,5,4,"), "{csv}");
     }
 }

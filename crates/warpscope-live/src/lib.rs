@@ -30,7 +30,7 @@ pub use catalog::{
 };
 pub use error::LiveError;
 pub use gpu::{DeviceFacts, Occupancy, Resources, probe};
-pub use plan::{Point, SweepPlan, format_size, parse_sizes};
+pub use plan::{MAX_BATCH, Point, SweepPlan, format_size, parse_sizes, per_launch_ns};
 pub use profile::{EventSpan, GpuOp, GpuOpKind, HostSpan, Recording, build_profile};
 pub use reference::{Check, relative_error};
 pub use results::{LiveRun, Peaks, PointResult, RESULTS_DETAIL_KEY, median_ns};

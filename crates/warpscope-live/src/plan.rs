@@ -39,6 +39,21 @@ pub struct SweepPlan {
     pub blocks: Vec<u32>,
     /// The user's kernel, when [`SweepPlan::kernel`] is [`USER_KERNEL`].
     pub user: Option<Arc<UserKernel>>,
+    /// Launches per pair of CUDA events (`--batch`): each timed operation is this many
+    /// back-to-back launches with the L2 cache flushed once before them, and its time is the
+    /// events' elapsed time divided by it. 1: one launch per event pair, the L2 flushed before
+    /// each.
+    pub batch: u32,
+}
+
+/// The most launches one pair of CUDA events may hold (`--batch`).
+pub const MAX_BATCH: u32 = 10_000;
+
+/// The time of one launch of a batch: the events' elapsed time over `batch` launches, rounded
+/// to the nearest nanosecond.
+pub fn per_launch_ns(elapsed_ns: i64, batch: u32) -> i64 {
+    let k = i64::from(batch.max(1));
+    (elapsed_ns + k / 2).div_euclid(k)
 }
 
 impl SweepPlan {
@@ -114,6 +129,7 @@ impl SweepPlan {
             budget_s: 5.0,
             blocks: Vec::new(),
             user: None,
+            batch: 1,
         })
     }
 
@@ -184,6 +200,26 @@ impl SweepPlan {
         Ok(self)
     }
 
+    /// Times `batch` back-to-back launches between each pair of CUDA events (`--batch`), the
+    /// L2 cache flushed once before them, so the events' fixed cost is shared by `batch`
+    /// launches. Refuses 0 and more than [`MAX_BATCH`].
+    pub fn with_batch(mut self, batch: u32) -> Result<Self, LiveError> {
+        if batch == 0 || batch > MAX_BATCH {
+            return Err(LiveError::Plan(format!(
+                "--batch {batch}: a batch is 1 to {MAX_BATCH} launches per pair of CUDA events \
+                 (1, the default, times each launch on its own)"
+            )));
+        }
+        self.batch = batch;
+        Ok(self)
+    }
+
+    /// True once timed operations adding up to `spent_ns` (a batch counts all its launches)
+    /// have used the plan's time budget, so a point stops repeating.
+    pub fn budget_reached(&self, spent_ns: i64) -> bool {
+        spent_ns as f64 * 1e-9 >= self.budget_s
+    }
+
     /// The block sizes each configuration runs with (`None`: its own).
     fn block_list(&self) -> Vec<Option<u32>> {
         if self.blocks.is_empty() {
@@ -218,11 +254,29 @@ impl SweepPlan {
         out
     }
 
-    /// Number of launches planned (warm-ups included), for progress bars.
+    /// Number of timed operations planned (warm-ups included), for progress bars. A batch is
+    /// one operation; a batched plan adds one single launch per point, whose result is checked.
     pub fn launches(&self) -> u64 {
         let groups = (self.configs.len() * self.block_list().len()) as u64;
         let points = groups * self.sizes.len() as u64;
-        points * u64::from(self.repeat) + groups * u64::from(self.warmup)
+        points * u64::from(self.repeat) + groups * u64::from(self.warmup) + self.check_launches()
+    }
+
+    /// The single launches a batched plan adds, one per point, so the check against the
+    /// reference sees the result of one launch (kernels that update a buffer in place, such as
+    /// `y = a*x + y`, would otherwise show a batch's accumulated result). 0 without batching.
+    pub fn check_launches(&self) -> u64 {
+        if self.batch > 1 {
+            (self.configs.len() * self.block_list().len() * self.sizes.len()) as u64
+        } else {
+            0
+        }
+    }
+
+    /// Kernel launches planned at most (the budget can stop a point sooner): every timed
+    /// operation and warm-up is `batch` launches, plus the single check launches.
+    pub fn kernel_launches(&self) -> u64 {
+        (self.launches() - self.check_launches()) * u64::from(self.batch) + self.check_launches()
     }
 }
 
@@ -402,5 +456,50 @@ mod tests {
             .with_blocks(&[48])
             .unwrap_err();
         assert!(err.to_string().contains("multiples of 32"), "{err}");
+    }
+
+    #[test]
+    fn a_batch_is_one_to_ten_thousand_launches_and_counts_in_full() {
+        let k = kernel("sgemm").unwrap();
+        let configs = ["regblock".to_string(), "tensor".into()];
+        let plan = || SweepPlan::new(k, Some(&[1024, 2048, 4096]), Some(&configs), 20, 1).unwrap();
+        for bad in [0, MAX_BATCH + 1] {
+            let err = plan().with_batch(bad).unwrap_err().to_string();
+            assert_eq!(
+                err,
+                format!(
+                    "--batch {bad}: a batch is 1 to 10000 launches per pair of CUDA events (1, \
+                     the default, times each launch on its own)"
+                )
+            );
+        }
+        // Unbatched: 6 points x 20 timed + 2 configurations x 1 warm-up, no check launches.
+        let one = plan();
+        assert_eq!(one.batch, 1);
+        assert_eq!((one.launches(), one.check_launches()), (122, 0));
+        assert_eq!(one.kernel_launches(), 122);
+        // --batch 20: the same 122 timed operations and warm-ups, each 20 launches, plus one
+        // single launch per point whose result is checked.
+        let batched = plan().with_batch(20).unwrap();
+        assert_eq!(batched.check_launches(), 6);
+        assert_eq!(batched.launches(), 128);
+        assert_eq!(batched.kernel_launches(), 122 * 20 + 6);
+        assert_eq!(plan().with_batch(MAX_BATCH).unwrap().batch, 10_000);
+    }
+
+    #[test]
+    fn a_batch_is_timed_per_launch_and_budgeted_in_full() {
+        // 20 launches in 349 us of events: 17.45 us each, rounded to the nanosecond.
+        assert_eq!(per_launch_ns(349_000, 20), 17_450);
+        assert_eq!(per_launch_ns(349_010, 20), 17_451);
+        assert_eq!(per_launch_ns(18_300, 1), 18_300);
+        let mut plan = SweepPlan::new(kernel("sgemm").unwrap(), Some(&[4096]), None, 5, 0)
+            .unwrap()
+            .with_batch(20)
+            .unwrap();
+        plan.budget_s = 0.01;
+        // The budget counts everything a batch ran: 20 launches of 400 us use 8 ms of it.
+        assert!(!plan.budget_reached(20 * 400_000));
+        assert!(plan.budget_reached(2 * 20 * 400_000));
     }
 }

@@ -348,9 +348,11 @@ mod tests {
                 math: crate::catalog::Math::Fp32,
                 cupti_off_ns: Vec::new(),
                 error: None,
+                batch: 1,
             }],
             warnings: Vec::new(),
             user: None,
+            batch: 1,
         }
     }
 

@@ -82,6 +82,16 @@ pub struct PointResult {
     /// Why the point could not be measured (a faulting kernel, a launch the GPU refused).
     #[serde(default)]
     pub error: Option<String>,
+    /// Launches per pair of CUDA events (`--batch`): each time above is the events' elapsed
+    /// time over this many back-to-back launches, divided by it. 1 for CPU points and unbatched
+    /// runs.
+    #[serde(default = "one")]
+    pub batch: u32,
+}
+
+/// The batch of a run saved before batching existed.
+fn one() -> u32 {
+    1
 }
 
 /// A whole live run.
@@ -109,6 +119,9 @@ pub struct LiveRun {
     /// The user's kernel, for a run of one (`warpscope live --source`).
     #[serde(default)]
     pub user: Option<UserInfo>,
+    /// Launches per pair of CUDA events asked for (`--batch`; 1: one launch per pair).
+    #[serde(default = "one")]
+    pub batch: u32,
 }
 
 /// Median of a list of nanosecond times (the lower middle for even counts).
@@ -263,6 +276,7 @@ mod tests {
             math: Math::Fp32,
             cupti_off_ns: Vec::new(),
             error: None,
+            batch: 1,
         }
     }
 
@@ -301,6 +315,7 @@ mod tests {
             points: vec![point(vec![10_000], vec![10_000])],
             warnings: Vec::new(),
             user: None,
+            batch: 1,
         };
         let (gbs, pct) = run.rate(&run.points[0]).unwrap();
         assert!((gbs - 1200.0).abs() < 1e-6, "{gbs}");

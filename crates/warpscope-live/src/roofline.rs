@@ -106,6 +106,7 @@ mod tests {
             points,
             warnings: Vec::new(),
             user: None,
+            batch: 1,
         }
     }
 
@@ -128,6 +129,7 @@ mod tests {
             math: c.math,
             cupti_off_ns: Vec::new(),
             error: None,
+            batch: 1,
         }
     }
 

@@ -1,6 +1,7 @@
 //! On a machine with a GPU (`cargo test -p warpscope-live --test gpu -- --ignored`): a user kernel that faults is reported as a failed
 //! point (the rest of its sweep as not run), and a later run in the same process fails with a
-//! message rather than a crash; a buggy kernel is caught by `--check-against`.
+//! message rather than a crash; a buggy kernel is caught by `--check-against`; a batch launches
+//! its kernel K times per sample and the check still reads one launch.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::path::Path;
@@ -106,4 +107,35 @@ fn a_buggy_kernel_is_caught_by_check_against() {
     )
     .unwrap();
     assert!(!out.run.points[0].check.unwrap().ok);
+}
+
+/// Launches of `name` on the profile's timeline.
+fn launches(profile: &warpscope_core::Profile, name: &str) -> u64 {
+    warpscope_core::analysis::summary_report(profile, warpscope_core::TimeRange::ALL, None)
+        .gpu_activities
+        .iter()
+        .find(|r| r.name == name)
+        .map_or(0, |r| r.stats.calls)
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_batch_launches_k_times_per_sample_and_the_check_reads_one_launch() {
+    // SAXPY updates y in place: the check must see one launch's y, not twenty launches' worth.
+    for use_cupti in [true, false] {
+        let opts = RunOptions {
+            use_cupti,
+            ..gpu_options()
+        };
+        let plan = SweepPlan::new(kernel("saxpy").unwrap(), Some(&[1_000_000]), None, 3, 1)
+            .unwrap()
+            .with_batch(20)
+            .unwrap();
+        let out = run_sweep(&plan, &opts, &LiveProgress::default()).unwrap();
+        let p = &out.run.points[0];
+        assert_eq!((out.run.batch, p.batch, p.event_ns.len()), (20, 20, 3));
+        assert!(p.check.unwrap().ok, "CUPTI {use_cupti}: {:?}", p.check);
+        // One warm-up batch and 3 timed batches of 20, then the single check launch.
+        assert_eq!(launches(&out.profile, "saxpy"), 81, "CUPTI {use_cupti}");
+    }
 }

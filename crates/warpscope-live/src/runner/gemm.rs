@@ -149,7 +149,7 @@ impl Lab<'_> {
             for i in 0..7 {
                 let label = format!("peak: cuBLAS GEMM {math:?} {n}");
                 let op = kernel_op("cublasGemmEx", &label, [0; 3], [0; 3]);
-                let t = self.timed(&label, None, op, |_| {
+                let t = self.timed(&label, None, &op, |_| {
                     blas.gemm_tensor(math, pa, pb, pc, side)
                 })?;
                 if i >= 2 {

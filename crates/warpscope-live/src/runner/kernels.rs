@@ -145,7 +145,7 @@ impl Lab<'_> {
         let (a, b) = (self.random(n, -1.0, 1.0), self.random(n, -1.0, 1.0));
         let mut c = vec![f32::NAN; n as usize];
         // The same schedule as the GPU runs; each run is timed with the host clock.
-        self.schedule(ctx, result, &mut |lab, label, _timed| {
+        self.schedule(ctx, result, 1, &mut |lab, label, _timed| {
             lab.check_cancel()?;
             c.fill(f32::NAN);
             let start = lab.now_ns();

@@ -1,7 +1,8 @@
 //! Runs a planned sweep on the GPU: measures the device's ceilings, compiles the kernel, and for
-//! every point sets up fresh random inputs, warms up, times each launch between two CUDA events
-//! (with CUPTI collecting the kernel and copy records where present), checks the last result
-//! against the CPU reference, and records everything for the timeline.
+//! every point sets up fresh random inputs, warms up, times each launch (or each batch of
+//! `--batch` back-to-back launches) between two CUDA events (with CUPTI collecting the kernel and
+//! copy records where present), checks the result of a single launch against the CPU reference,
+//! and records everything for the timeline.
 
 mod gemm;
 mod kernels;
@@ -27,7 +28,11 @@ const TIMING_SOURCE: &str = include_str!("../../../../assets/kernels/timing.cu")
 const TIMING_KERNELS: [&str; 2] = ["hold_stream", "flush_l2"];
 /// The hold releases itself after this long if the host never does.
 const HOLD_TIMEOUT_NS: u64 = 2_000_000_000;
-use crate::plan::{Point, SweepPlan, format_size};
+/// Launches of a batch queued behind the hold before it is released; the rest are queued while
+/// the GPU runs these. CUDA's launch queue holds fewer than 2000 (on the H200 a batch of 2000
+/// behind the hold waited for its timeout), and a launch call blocks while it is full.
+const HOLD_QUEUE_LAUNCHES: u32 = 256;
+use crate::plan::{Point, SweepPlan, format_size, per_launch_ns};
 use crate::profile::{EventSpan, GpuOp, GpuOpKind, HostSpan, Recording, build_profile};
 use crate::reference::Rng;
 use crate::results::{LiveRun, Peaks, PointResult, median_ns};
@@ -202,8 +207,11 @@ pub fn run_sweep(
     } else {
         1
     };
+    // The check launches of a batched plan run once, after the CUPTI-paused pass.
     progress.total.store(
-        plan.launches() * cost_passes + peak_launches,
+        (plan.launches() - plan.check_launches()) * cost_passes
+            + plan.check_launches()
+            + peak_launches,
         Ordering::Relaxed,
     );
 
@@ -360,7 +368,10 @@ pub fn run_sweep(
         let spans = attribute(&records, cupti_t0, &mut rec);
         for t in &lab.timed {
             if let (Some(p), Some(&ns)) = (t.point, spans.get(&t.id)) {
-                points[p].cupti_ns.push(ns);
+                // A batch's span runs from its first launch's start to its last one's end,
+                // like the event pair around it.
+                let batch = points[p].batch;
+                points[p].cupti_ns.push(per_launch_ns(ns, batch));
             }
         }
     } else {
@@ -390,6 +401,7 @@ pub fn run_sweep(
         cupti_note,
         warmup: plan.warmup,
         points,
+        batch: plan.batch,
     };
     let profile = build_profile(&run, &rec, opts.profile_path.clone());
     progress.set_status("done".into());
@@ -455,10 +467,25 @@ impl Lab<'_> {
         &mut self,
         label: &str,
         point: Option<usize>,
-        op: OpDesc,
-        f: impl FnOnce(&Gpu) -> Result<(), LiveError>,
+        op: &OpDesc,
+        f: impl Fn(&Gpu) -> Result<(), LiveError>,
+    ) -> Result<i64, LiveError> {
+        self.timed_batch(label, point, op, 1, f)
+    }
+
+    /// Times `batch` back-to-back runs of one GPU operation between one pair of CUDA events
+    /// (the L2 cache flushed once before them) and waits for them; returns the events' elapsed
+    /// time for the whole batch.
+    fn timed_batch(
+        &mut self,
+        label: &str,
+        point: Option<usize>,
+        op: &OpDesc,
+        batch: u32,
+        f: impl Fn(&Gpu) -> Result<(), LiveError>,
     ) -> Result<i64, LiveError> {
         self.check_cancel()?;
+        let batch = batch.max(1);
         let id = self.next_id;
         self.next_id += 1;
         let (start, end) = (self.gpu.event()?, self.gpu.event()?);
@@ -491,9 +518,22 @@ impl Lab<'_> {
         }
         let host_start = self.now_ns();
         let recorded_start = self.gpu.record(&start);
-        let api_start = self.now_ns();
-        let launched = recorded_start.and_then(|()| f(&self.gpu));
-        let api_end = self.now_ns();
+        // The host's start and end of each call of the batch.
+        let mut calls = Vec::with_capacity(batch as usize);
+        let launched = recorded_start.and_then(|()| {
+            for i in 0..batch {
+                let api_start = self.now_ns();
+                f(&self.gpu)?;
+                calls.push((api_start, self.now_ns()));
+                if i + 1 == HOLD_QUEUE_LAUNCHES
+                    && let Some(flag) = held
+                {
+                    // A full launch queue would block the next call until the hold's timeout.
+                    flag.set(1);
+                }
+            }
+            Ok(())
+        });
         let recorded = self.gpu.record(&end);
         if tag {
             Collector::pop();
@@ -511,29 +551,39 @@ impl Lab<'_> {
         let elapsed_ns = start.elapsed_ns(&end)?;
         self.timed.push(Timed { id, point });
         self.event_spans.push(EventSpan {
-            name: label.to_string(),
+            name: if batch > 1 {
+                format!("{label} (batch: {batch} launches in this event pair)")
+            } else {
+                label.to_string()
+            },
             start_ns: host_start,
             dur_ns: elapsed_ns,
         });
         if !self.cupti {
-            // Without CUPTI the timeline shows the launch call as the host saw it and the GPU
-            // work where the events put it (the stream was idle, so it starts with the call).
-            self.host.push(HostSpan {
-                name: op.api.to_string(),
-                kind: EventKind::Driver,
-                start_ns: api_start,
-                dur_ns: api_end - api_start,
-                correlation: Some(id),
-                cbid: None,
-            });
-            self.own_ops.push(GpuOp {
-                name: op.name,
-                start_ns: api_start,
-                dur_ns: elapsed_ns,
-                stream: self.stream_id,
-                kind: op.kind,
-                correlation: Some(id),
-            });
+            // Without CUPTI the timeline shows each call as the host saw it and the GPU work
+            // where the events put it (the stream was idle, so it starts with the first call).
+            // The events time a batch as a whole: its launches are shown back to back, each
+            // with the batch's mean time.
+            let first_ns = calls.first().map_or(host_start, |c| c.0);
+            let each_ns = per_launch_ns(elapsed_ns, batch);
+            for (i, &(api_start, api_end)) in calls.iter().enumerate() {
+                self.host.push(HostSpan {
+                    name: op.api.to_string(),
+                    kind: EventKind::Driver,
+                    start_ns: api_start,
+                    dur_ns: api_end - api_start,
+                    correlation: Some(id),
+                    cbid: None,
+                });
+                self.own_ops.push(GpuOp {
+                    name: op.name.clone(),
+                    start_ns: first_ns + i as i64 * each_ns,
+                    dur_ns: if batch > 1 { each_ns } else { elapsed_ns },
+                    stream: self.stream_id,
+                    kind: op.kind.clone(),
+                    correlation: Some(id),
+                });
+            }
         }
         self.progress.step();
         Ok(elapsed_ns)
@@ -563,7 +613,7 @@ impl Lab<'_> {
                 ),
             };
             let (s, d) = (src.ptr, dst.ptr);
-            let t = self.timed("peak: cuMemcpyDtoD 512 MiB", None, op, |g| {
+            let t = self.timed("peak: cuMemcpyDtoD 512 MiB", None, &op, |g| {
                 g.copy_d2d(d, s, bytes)
             })?;
             if i >= 2 {
@@ -595,7 +645,7 @@ impl Lab<'_> {
                 for i in 0..7 {
                     let op = kernel_op("cublasSgemm", "cublasSgemm (4096)", [0; 3], [0; 3]);
                     let (pa, pb, pc) = (a.ptr, b.ptr, c.ptr);
-                    let t = self.timed("peak: cuBLAS SGEMM 4096", None, op, |_| {
+                    let t = self.timed("peak: cuBLAS SGEMM 4096", None, &op, |_| {
                         blas.sgemm(pa, pb, pc, n as i32)
                     })?;
                     if i >= 2 {
@@ -654,6 +704,7 @@ impl Lab<'_> {
             math: point.config.math,
             cupti_off_ns: Vec::new(),
             error: None,
+            batch: 1,
         }
     }
 
@@ -721,9 +772,11 @@ impl Lab<'_> {
         before: &mut dyn FnMut(&mut Self) -> Result<(), LiveError>,
         launch: &dyn Fn(&Gpu) -> Result<(), LiveError>,
     ) -> Result<(), LiveError> {
-        self.schedule(ctx, result, &mut |lab, label, timed| {
+        let batch = ctx.plan.batch.max(1);
+        result.batch = batch;
+        self.schedule(ctx, result, batch, &mut |lab, label, timed| {
             before(lab)?;
-            lab.timed(label, timed.then_some(ctx.index), desc(), launch)
+            lab.timed_batch(label, timed.then_some(ctx.index), &desc(), batch, launch)
         })?;
         if self.cupti_cost && self.cupti {
             // The same launches again with CUPTI's collection paused.
@@ -734,7 +787,8 @@ impl Lab<'_> {
                 for r in 0..result.event_ns.len() {
                     before(self)?;
                     let label = format!("{} #{} (CUPTI paused)", ctx.label, r + 1);
-                    off.push(self.timed(&label, None, desc(), launch)?);
+                    let t = self.timed_batch(&label, None, &desc(), batch, launch)?;
+                    off.push(per_launch_ns(t, batch));
                 }
                 Ok(())
             };
@@ -744,16 +798,25 @@ impl Lab<'_> {
             outcome?;
             result.cupti_off_ns = off;
         }
+        if batch > 1 {
+            // The check reads the result of one launch from fresh inputs, as without batching:
+            // a batch of a kernel that updates a buffer in place leaves its accumulated result.
+            before(self)?;
+            let label = format!("{} check launch (one launch, untimed)", ctx.label);
+            self.timed(&label, None, &desc(), launch)?;
+        }
         Ok(())
     }
 
     /// The schedule every point follows: `warmup` untimed runs, then up to `repeat` timed ones,
-    /// stopping once the timed ones add up to the plan's budget. `run` makes one run, given its
-    /// label and whether it is timed, and returns how long it took.
+    /// stopping once the timed ones add up to the plan's budget. `run` makes one run of `batch`
+    /// launches, given its label and whether it is timed, and returns how long it took; the
+    /// result keeps the time per launch, the budget counts the whole batch.
     fn schedule(
         &mut self,
         ctx: &PointCtx<'_>,
         result: &mut PointResult,
+        batch: u32,
         run: &mut dyn FnMut(&mut Self, &str, bool) -> Result<i64, LiveError>,
     ) -> Result<(), LiveError> {
         for w in 0..ctx.warmup {
@@ -762,9 +825,9 @@ impl Lab<'_> {
         let mut total_ns = 0i64;
         for r in 0..ctx.plan.repeat {
             let t = run(self, &format!("{} #{}", ctx.label, r + 1), true)?;
-            result.event_ns.push(t);
+            result.event_ns.push(per_launch_ns(t, batch));
             total_ns += t;
-            if total_ns as f64 * 1e-9 >= ctx.plan.budget_s {
+            if ctx.plan.budget_reached(total_ns) {
                 // Count the skipped launches as done for the progress bar.
                 for _ in r + 1..ctx.plan.repeat {
                     self.progress.step();
