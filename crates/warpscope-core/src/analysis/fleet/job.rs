@@ -24,8 +24,8 @@ pub enum JobError {
     },
     /// A directory holds no trace file.
     #[error(
-        "{path}: no trace files in this directory (looked for .json, .json.gz, .gz, .sqlite, \
-         .nvvp, .nsys-rep exports)"
+        "{path}: no trace files in this directory (looked for names ending in {})",
+        TRACE_ENDINGS.join(", ")
     )]
     NoTraces {
         /// The directory.
@@ -74,11 +74,11 @@ fn looks_like_trace(path: &Path) -> bool {
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    !name.starts_with('.')
-        && [".json", ".gz", ".sqlite", ".sqlite3", ".db", ".nvvp"]
-            .iter()
-            .any(|ext| name.ends_with(ext))
+    !name.starts_with('.') && TRACE_ENDINGS.iter().any(|ext| name.ends_with(ext))
 }
+
+/// The name endings of the files a job directory contributes.
+const TRACE_ENDINGS: [&str; 6] = [".json", ".gz", ".sqlite", ".sqlite3", ".db", ".nvvp"];
 
 /// The files of a job: each argument that is a file as it is, each directory's trace files
 /// (see [`looks_like_trace`]; not recursive) sorted by name.
