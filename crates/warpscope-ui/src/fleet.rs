@@ -367,6 +367,7 @@ mod tests {
             ],
             aligned: true,
             median_compute_ns: 0,
+            no_gpu_ranks: Vec::new(),
         };
         let map = Scale::new(&report, Metric::StepTime, false);
         assert_eq!(map.all, (100, 320));

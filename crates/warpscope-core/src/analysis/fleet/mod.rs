@@ -103,8 +103,12 @@ pub struct FleetReport {
     pub step_cells: Vec<StepCell>,
     /// Whether the ranks were placed on one clock (all traces give a Unix-epoch origin).
     pub aligned: bool,
-    /// The median rank's compute time, the reference of `extra_compute_ns`.
+    /// The median rank's compute time, the reference of `extra_compute_ns`: the median over
+    /// the ranks with GPU activity.
     pub median_compute_ns: i64,
+    /// Ranks whose trace holds no GPU activity (a trace that lost its GPU events, or a rank that
+    /// only ran on the CPU), left out of the median compute, by rank.
+    pub no_gpu_ranks: Vec<i64>,
 }
 
 impl FleetReport {
@@ -126,7 +130,19 @@ pub fn fleet_report(ranks: &[RankFacts]) -> FleetReport {
     let (shifts_ns, aligned) = rank_shifts_ns(&origins);
     let (collectives, arrivals) = collectives::match_collectives(&ranks, &shifts_ns);
 
-    let median_compute_ns = lower_median(ranks.iter().map(|r| r.total.compute_ns).collect());
+    // A rank without GPU activity would make the median 0 and every other rank a straggler.
+    let no_gpu_ranks: Vec<i64> = ranks
+        .iter()
+        .filter(|r| r.total.window_ns == 0)
+        .map(|r| r.rank)
+        .collect();
+    let median_compute_ns = lower_median(
+        ranks
+            .iter()
+            .filter(|r| r.total.window_ns > 0)
+            .map(|r| r.total.compute_ns)
+            .collect(),
+    );
     let mut stragglers: Vec<Straggler> = ranks
         .iter()
         .zip(&arrivals)
@@ -194,6 +210,7 @@ pub fn fleet_report(ranks: &[RankFacts]) -> FleetReport {
         step_cells,
         aligned,
         median_compute_ns,
+        no_gpu_ranks,
     }
 }
 
@@ -216,7 +233,12 @@ fn reason(a: &collectives::Arrivals, extra_compute_ns: i64, median_compute_ns: i
         }
         parts.push(text);
     }
-    if extra_compute_ns > 0 {
+    if extra_compute_ns > 0 && median_compute_ns == 0 {
+        parts.push(format!(
+            "compute {} where the median rank computes nothing",
+            format_duration_ns(extra_compute_ns),
+        ));
+    } else if extra_compute_ns > 0 {
         parts.push(format!(
             "compute {} ({:.1}%) above the median rank's {}",
             format_duration_ns(extra_compute_ns),
