@@ -213,3 +213,48 @@ fn export_writes_one_parquet_file_per_table_and_run_and_csv_tables() {
     assert!(summary.contains("ncclDevKernel_AllReduce"), "{summary}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn hostile_process_group_names_keep_the_table_readable() {
+    let Some(dir) = generate(
+        "fleet-pgname",
+        &["--ranks", "2", "--steps", "2", "--no-subgroups"],
+    ) else {
+        return;
+    };
+    // A 1 MB process-group name with a newline: printed as written, it made each row of the
+    // collectives table a megabyte long and split it in two.
+    let group = format!("{}\nevil", "x".repeat(1 << 20));
+    for name in ["job_rank0.json", "job_rank1.json"] {
+        let path = dir.join(name);
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        for e in v["traceEvents"].as_array_mut().unwrap() {
+            if e["args"]["Process Group Name"].is_string() {
+                e["args"]["Process Group Name"] = Value::from(group.as_str());
+            }
+        }
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    }
+    let out = warpscope(&["fleet", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let cut = format!("{}... ", "x".repeat(21));
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with(&cut)).count(),
+        6,
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .all(|l| l.len() < 300 && !l.starts_with("evil"))
+    );
+    // The JSON keeps the name whole.
+    let v = fleet_json(&dir);
+    assert_eq!(v["collectives"][0]["group"].as_str(), Some(group.as_str()));
+    // --top 0 lists no row and says how many were left out, in both tables.
+    let out = warpscope(&["fleet", dir.to_str().unwrap(), "--top", "0"]);
+    let text = stdout(&out);
+    assert!(text.ends_with("  ... 6 more\n"), "{text}");
+    assert!(!text.contains(&cut), "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
