@@ -258,3 +258,27 @@ fn hostile_process_group_names_keep_the_table_readable() {
     assert!(!text.contains(&cut), "{text}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_job_short_of_the_world_size_its_traces_give_says_so() {
+    let Some(dir) = generate("fleet-world", &["--ranks", "2", "--steps", "1"]) else {
+        return;
+    };
+    for name in ["job_rank0.json", "job_rank1.json"] {
+        let path = dir.join(name);
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        v["distributedInfo"]["world_size"] = Value::from(4);
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    }
+    let out = warpscope(&["fleet", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out)
+            .contains("\nwarning: 2 of the 4 ranks the traces give are here; missing: 2, 3\n"),
+        "{}",
+        stdout(&out)
+    );
+    let v = fleet_json(&dir);
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}

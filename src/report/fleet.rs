@@ -57,6 +57,9 @@ fn fleet_table(r: &FleetReport, top: usize) -> String {
             ", NOT on one clock (a trace has no Unix-epoch origin): arrival times are not comparable"
         }
     );
+    for w in &r.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
     let _ = writeln!(out, "\nPer rank (whole run; step = mean ProfilerStep):");
     let _ = writeln!(
         out,

@@ -2,6 +2,7 @@
 //! insight layer), per collective the same call matched across ranks with its arrival skew,
 //! and stragglers ranked by a score. The rules are in `docs/fleet.md`.
 
+mod checks;
 mod collectives;
 mod facts;
 mod job;
@@ -109,6 +110,9 @@ pub struct FleetReport {
     /// Ranks whose trace holds no GPU activity (a trace that lost its GPU events, or a rank that
     /// only ran on the CPU), left out of the median compute, by rank.
     pub no_gpu_ranks: Vec<i64>,
+    /// What the traces say about the job that does not add up (world sizes that disagree,
+    /// ranks missing from the stated world or outside it), in words.
+    pub warnings: Vec<String>,
 }
 
 impl FleetReport {
@@ -211,6 +215,7 @@ pub fn fleet_report(ranks: &[RankFacts]) -> FleetReport {
         aligned,
         median_compute_ns,
         no_gpu_ranks,
+        warnings: checks::job_warnings(&ranks),
     }
 }
 

@@ -453,3 +453,47 @@ fn compute_above_a_median_of_nothing_gives_no_percentage() {
         "compute 700ns where the median rank computes nothing"
     );
 }
+
+#[test]
+fn world_sizes_that_do_not_add_up_are_warned_about() {
+    let sized = |rank: i64, world: Option<i64>| RankFacts {
+        world_size: world,
+        ..bare_rank(rank, 1_000, 500)
+    };
+    let warnings = |facts: &[RankFacts]| fleet_report(facts).warnings;
+    // Before, a job of 2 ranks whose traces said 16 read as the whole job.
+    assert_eq!(
+        warnings(&[sized(0, Some(16)), sized(1, Some(16))]),
+        [
+            "2 of the 16 ranks the traces give are here; missing: 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 \
+          and 4 more"
+        ]
+    );
+    assert_eq!(
+        warnings(&[sized(0, Some(2)), sized(1, Some(16))]),
+        ["the traces disagree on the world size: 2 (rank 0), 16 (rank 1); are they of one job?"]
+    );
+    assert_eq!(
+        warnings(&[sized(-1, Some(2)), sized(i64::MAX, Some(2))]),
+        [
+            "rank -1, 9223372036854775807 outside the world of 2 ranks (0 to 1) the traces give",
+            "0 of the 2 ranks the traces give are here; missing: 0, 1"
+        ]
+    );
+    // A world of i64::MAX ranks: ten listed, the rest counted, without walking them all.
+    assert_eq!(
+        warnings(&[sized(0, Some(i64::MAX))]),
+        [format!(
+            "1 of the {} ranks the traces give are here; missing: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 \
+             and {} more",
+            i64::MAX,
+            i64::MAX - 11
+        )]
+    );
+    assert_eq!(
+        warnings(&[sized(0, Some(0))]),
+        ["the traces give a world size of 0"]
+    );
+    assert!(warnings(&[sized(0, Some(2)), sized(1, Some(2))]).is_empty());
+    assert!(warnings(&[sized(0, None), sized(5, None)]).is_empty());
+}
