@@ -282,3 +282,73 @@ fn a_job_short_of_the_world_size_its_traces_give_says_so() {
     assert_eq!(v["warnings"].as_array().unwrap().len(), 1);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn an_export_over_an_earlier_one_leaves_none_of_its_runs_behind() {
+    let Some(dir) = generate("fleet-export-again", &["--ranks", "3", "--steps", "1"]) else {
+        return;
+    };
+    let export = |format: &str, out: &Path, input: &Path| {
+        let o = warpscope(&[
+            "export",
+            "--format",
+            format,
+            "--out",
+            out.to_str().unwrap(),
+            input.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let files_in = |d: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    // Three ranks, then one file into the same directory: runs 1 and 2 of the first export used
+    // to stay, and `OUT/kernels/*.parquet` read them as part of the second.
+    let pq = dir.join("pq");
+    let rank0 = dir.join("job_rank0.json");
+    export("parquet", &pq, &dir);
+    std::fs::write(pq.join("kernels").join("notes.txt"), "mine").unwrap();
+    let text = export("parquet", &pq, &rank0);
+    assert!(
+        text.starts_with(&format!(
+            "removed 21 files of an earlier export from {}/\n",
+            pq.display()
+        )),
+        "{text}"
+    );
+    assert_eq!(
+        files_in(&pq.join("kernels")),
+        ["notes.txt", "run-00000.parquet"]
+    );
+    assert_eq!(files_in(&pq.join("runs")), ["run-00000.parquet"]);
+    let csv = dir.join("csv");
+    export("csv", &csv, &dir);
+    let text = export("csv", &csv, &rank0);
+    assert!(
+        text.starts_with("removed 4 files of an earlier export"),
+        "{text}"
+    );
+    assert_eq!(files_in(&csv), ["run-00000-job_rank0.summary.csv"]);
+    // --out naming a file.
+    let o = warpscope(&[
+        "export",
+        "--out",
+        rank0.to_str().unwrap(),
+        rank0.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert_eq!(
+        stderr(&o).trim_end(),
+        format!(
+            "warpscope: error: {}: --out must be a directory, and this is a file",
+            rank0.display()
+        )
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
