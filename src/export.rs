@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 use warpscope_core::analysis::compare::{file_stem, profile_rank};
-use warpscope_core::analysis::fleet::{RankFacts, fleet_report, job_files};
+use warpscope_core::analysis::fleet::{RankFacts, fleet_report, job_files, number_ranks};
 use warpscope_core::analysis::summary_report;
 use warpscope_core::{Progress, TimeRange, import_file};
 use warpscope_export::{RunMeta, TABLES, export_parquet};
@@ -79,14 +79,22 @@ pub fn export(paths: &[PathBuf], out: &Path, format: ExportFormat) -> Result<Str
             }
         }
         ExportFormat::Csv => {
-            if done.len() > 1 {
-                let facts: Vec<RankFacts> = done.into_iter().map(|d| d.facts).collect();
-                let report = fleet_report(&facts);
-                let path = out.join("fleet_ranks.csv");
-                std::fs::write(&path, crate::report::fleet(&report, 0, OutputFormat::Csv)?)
-                    .with_context(|| format!("{}: cannot write", path.display()))?;
-            }
             text.push_str(&format!("wrote CSV under {}/\n", out.display()));
+            if done.len() > 1 {
+                let mut facts: Vec<RankFacts> = done.into_iter().map(|d| d.facts).collect();
+                // Ranks as `warpscope fleet` numbers them; files of one rank are not one job.
+                match number_ranks(&mut facts) {
+                    Ok(()) => {
+                        let report = fleet_report(&facts);
+                        let path = out.join("fleet_ranks.csv");
+                        std::fs::write(&path, crate::report::fleet(&report, 0, OutputFormat::Csv)?)
+                            .with_context(|| format!("{}: cannot write", path.display()))?;
+                    }
+                    Err(e) => text.push_str(&format!(
+                        "no fleet_ranks.csv, the files are not the ranks of one job: {e}\n"
+                    )),
+                }
+            }
         }
     }
     Ok(text)

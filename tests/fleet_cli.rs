@@ -352,3 +352,67 @@ fn an_export_over_an_earlier_one_leaves_none_of_its_runs_behind() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn the_csv_export_numbers_ranks_as_fleet_does() {
+    let Some(dir) = generate("fleet-export-ranks", &["--ranks", "2", "--steps", "1"]) else {
+        return;
+    };
+    // a.json says rank 1; b.json says nothing and has no rank in its name: `fleet` makes it
+    // rank 2, but the CSV export numbered it by position (1), so fleet_ranks.csv had two rows
+    // of rank 1, each with the score of the first.
+    let job = dir.join("job");
+    std::fs::create_dir_all(&job).unwrap();
+    for (from, to, rank) in [
+        ("job_rank0.json", "a.json", Some(1)),
+        ("job_rank1.json", "b.json", None),
+    ] {
+        let mut v: Value = serde_json::from_slice(&std::fs::read(dir.join(from)).unwrap()).unwrap();
+        match rank {
+            Some(r) => v["distributedInfo"]["rank"] = Value::from(r),
+            None => {
+                v.as_object_mut().unwrap().remove("distributedInfo");
+            }
+        }
+        std::fs::write(job.join(to), serde_json::to_vec(&v).unwrap()).unwrap();
+    }
+    let csv = dir.join("csv");
+    let args = |out: &Path| {
+        vec![
+            "export".to_string(),
+            "--format".into(),
+            "csv".into(),
+            "--out".into(),
+            out.display().to_string(),
+            job.display().to_string(),
+        ]
+    };
+    let run = |a: Vec<String>| warpscope(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = run(args(&csv));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exported = std::fs::read_to_string(csv.join("fleet_ranks.csv")).unwrap();
+    let fleet = warpscope(&["fleet", job.to_str().unwrap(), "--format", "csv"]);
+    assert_eq!(exported, stdout(&fleet));
+    let ranks: Vec<&str> = exported
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(ranks, ["1", "2"]);
+    // Two files of one rank: the summaries are written, the job table is not, and it says why.
+    std::fs::copy(job.join("a.json"), job.join("c_rank1.json")).unwrap();
+    let o = run(args(&csv));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!(
+            "no fleet_ranks.csv, the files are not the ranks of one job: {} and {} are both rank \
+             1: are they traces of two jobs?\n",
+            job.join("a.json").display(),
+            job.join("c_rank1.json").display()
+        )),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!csv.join("fleet_ranks.csv").exists());
+    std::fs::remove_dir_all(dir).unwrap();
+}

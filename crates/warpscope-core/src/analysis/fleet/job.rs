@@ -68,6 +68,29 @@ pub struct Job {
     pub report: FleetReport,
 }
 
+/// Numbers the ranks whose trace gives none (see [`number_unranked`]) and checks that no two
+/// files are one rank, as [`load_job`] does: for callers that build the [`RankFacts`] of a job
+/// themselves (`warpscope export`).
+///
+/// # Errors
+///
+/// [`JobError::DuplicateRank`] for the lowest rank two files share.
+pub fn number_ranks(ranks: &mut [RankFacts]) -> Result<(), JobError> {
+    number_unranked(ranks);
+    let mut by_rank: Vec<&RankFacts> = ranks.iter().collect();
+    by_rank.sort_by_key(|r| r.rank);
+    for pair in by_rank.windows(2) {
+        if pair[0].rank == pair[1].rank {
+            return Err(JobError::DuplicateRank {
+                rank: pair[0].rank,
+                first: pair[0].file.clone(),
+                second: pair[1].file.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Numbers the ranks whose trace gives none ([`RankSource::Position`]), in file order: after
 /// the highest rank a trace gives; when that would pass `i64::MAX` (a trace claiming rank
 /// `i64::MAX`), the lowest numbers from 0 up that no trace claims, so that a made-up number
@@ -186,18 +209,7 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
         ranks.push(facts);
         profiles.extend(profile);
     }
-    number_unranked(&mut ranks);
-    let mut by_rank: Vec<&RankFacts> = ranks.iter().collect();
-    by_rank.sort_by_key(|r| r.rank);
-    for pair in by_rank.windows(2) {
-        if pair[0].rank == pair[1].rank {
-            return Err(JobError::DuplicateRank {
-                rank: pair[0].rank,
-                first: pair[0].file.clone(),
-                second: pair[1].file.clone(),
-            });
-        }
-    }
+    number_ranks(&mut ranks)?;
     let report = fleet_report(&ranks);
     Ok(Job {
         ranks,

@@ -11,7 +11,7 @@ mod tests;
 
 pub use collectives::MatchedCollective;
 pub use facts::{Breakdown, CollectiveCall, RankFacts, RankSource, StepFacts, collective_name};
-pub use job::{Job, JobError, JobOptions, job_files, load_job};
+pub use job::{Job, JobError, JobOptions, job_files, load_job, number_ranks};
 
 use std::fmt::Write as _;
 
