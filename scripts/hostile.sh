@@ -126,6 +126,15 @@ chrome_bomb("chrome_bomb_one_string_1gb.json.gz",
 # Chrome: a trace cut inside its first event (issue: loads as an empty profile, exit 0).
 w("chrome_cut_in_first_event.json", '{"schemaVersion":1,"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":12')
 gz("chrome_cut_in_first_event.json.gz", '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":12')
+# Kineto: 100 k one-nanosecond ProfilerSteps, then 100 k NCCL kernels after all of them (issue:
+# `fleet` walked back over every step per kernel: 7 s, 41 s at 200 k), and a 1 MB process-group
+# name with a newline on each kernel (issue: 1 MB table rows).
+T0 = 1764000000000000
+steps = ",".join(f'{{"ph":"X","cat":"user_annotation","name":"ProfilerStep#{i}","pid":1,"tid":1,"ts":{T0 + 2 * i // 1000}.{2 * i % 1000:03d},"dur":0.001}}' for i in range(100000))
+nccl = ",".join(f'{{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)","pid":0,"tid":7,"ts":{T0 + 10000 + 10 * i},"dur":5,"args":{{"device":0,"stream":7,"correlation":{i},"Process Group Name":"0"}}}}' for i in range(100000))
+w("kineto_100k_steps_then_100k_collectives.json", '{"distributedInfo":{"rank":0,"world_size":1},"traceEvents":[' + steps + "," + nccl + "]}")
+big = '{"ph":"X","cat":"kernel","name":"ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)","pid":0,"tid":7,"ts":%d,"dur":5,"args":{"device":0,"stream":7,"Process Group Name":"%s\\nx"}}'
+w("kineto_1mb_process_group_names.json", '{"traceEvents":[' + ",".join(big % (T0 + 10 * i, "g" * 1000000) for i in range(8)) + "]}")
 # Chrome: deep nesting, closed and unclosed, in an event and at the top.
 w("chrome_deep_nesting_args.json", '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":'
   + "[" * 200000 + "]" * 200000 + "}]}")

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 use warpscope_core::analysis::compare::{file_stem, profile_rank};
-use warpscope_core::analysis::fleet::{RankFacts, fleet_report, job_files};
+use warpscope_core::analysis::fleet::{RankFacts, fleet_report, job_files, number_ranks};
 use warpscope_core::analysis::summary_report;
 use warpscope_core::{Progress, TimeRange, import_file};
 use warpscope_export::{RunMeta, TABLES, export_parquet};
@@ -37,7 +37,14 @@ struct RunDone {
 /// A file that cannot be read or written; the message names it.
 pub fn export(paths: &[PathBuf], out: &Path, format: ExportFormat) -> Result<String> {
     let files = job_files(paths)?;
+    if out.exists() && !out.is_dir() {
+        anyhow::bail!(
+            "{}: --out must be a directory, and this is a file",
+            out.display()
+        );
+    }
     std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
+    let stale = remove_earlier_export(out, format)?;
     let mut slots: Vec<(usize, PathBuf)> = files.iter().cloned().enumerate().collect();
     let results = warpscope_core::parallel::map_mut(
         &mut slots,
@@ -51,6 +58,13 @@ pub fn export(paths: &[PathBuf], out: &Path, format: ExportFormat) -> Result<Str
         done.push(r?);
     }
     let mut text = String::new();
+    if stale > 0 {
+        text.push_str(&format!(
+            "removed {stale} file{} of an earlier export from {}/\n",
+            if stale == 1 { "" } else { "s" },
+            out.display()
+        ));
+    }
     match format {
         ExportFormat::Parquet => {
             text.push_str(&format!(
@@ -65,17 +79,72 @@ pub fn export(paths: &[PathBuf], out: &Path, format: ExportFormat) -> Result<Str
             }
         }
         ExportFormat::Csv => {
-            if done.len() > 1 {
-                let facts: Vec<RankFacts> = done.into_iter().map(|d| d.facts).collect();
-                let report = fleet_report(&facts);
-                let path = out.join("fleet_ranks.csv");
-                std::fs::write(&path, crate::report::fleet(&report, 0, OutputFormat::Csv)?)
-                    .with_context(|| format!("{}: cannot write", path.display()))?;
-            }
             text.push_str(&format!("wrote CSV under {}/\n", out.display()));
+            if done.len() > 1 {
+                let mut facts: Vec<RankFacts> = done.into_iter().map(|d| d.facts).collect();
+                // Ranks as `warpscope fleet` numbers them; files of one rank are not one job.
+                match number_ranks(&mut facts) {
+                    Ok(()) => {
+                        let report = fleet_report(&facts);
+                        let path = out.join("fleet_ranks.csv");
+                        std::fs::write(&path, crate::report::fleet(&report, 0, OutputFormat::Csv)?)
+                            .with_context(|| format!("{}: cannot write", path.display()))?;
+                    }
+                    Err(e) => text.push_str(&format!(
+                        "no fleet_ranks.csv, the files are not the ranks of one job: {e}\n"
+                    )),
+                }
+            }
         }
     }
     Ok(text)
+}
+
+/// Removes the files an earlier export left under `out` (`<table>/run-NNNNN.parquet`, or
+/// `run-NNNNN-*.summary.csv` and `fleet_ranks.csv`), so that a job of fewer ranks written over a
+/// larger one does not leave the larger one's ranks to be read with it (every engine reads a
+/// table as all the files of its directory). Other files are left alone. Returns how many went.
+fn remove_earlier_export(out: &Path, format: ExportFormat) -> Result<usize> {
+    let mut removed = 0;
+    let mut remove_matching = |dir: &Path, is_ours: &dyn Fn(&str) -> bool| -> Result<()> {
+        let Ok(list) = std::fs::read_dir(dir) else {
+            return Ok(());
+        };
+        for entry in list.filter_map(Result::ok) {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_file() && is_ours(&name) {
+                std::fs::remove_file(&path)
+                    .with_context(|| format!("{}: cannot remove", path.display()))?;
+                removed += 1;
+            }
+        }
+        Ok(())
+    };
+    match format {
+        ExportFormat::Parquet => {
+            for table in TABLES {
+                remove_matching(&out.join(table), &|n| {
+                    n.strip_prefix("run-")
+                        .and_then(|n| n.strip_suffix(".parquet"))
+                        .is_some_and(is_run_number)
+                })?;
+            }
+        }
+        ExportFormat::Csv => remove_matching(out, &|n| {
+            n == "fleet_ranks.csv"
+                || (n.ends_with(".summary.csv")
+                    && n.strip_prefix("run-")
+                        .and_then(|n| n.split_once('-'))
+                        .is_some_and(|(number, _)| is_run_number(number)))
+        })?,
+    }
+    Ok(removed)
+}
+
+/// True for the run numbers the export writes: five digits or more.
+fn is_run_number(text: &str) -> bool {
+    text.len() >= 5 && text.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Reads one file and writes it as run `position`.

@@ -213,3 +213,206 @@ fn export_writes_one_parquet_file_per_table_and_run_and_csv_tables() {
     assert!(summary.contains("ncclDevKernel_AllReduce"), "{summary}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn hostile_process_group_names_keep_the_table_readable() {
+    let Some(dir) = generate(
+        "fleet-pgname",
+        &["--ranks", "2", "--steps", "2", "--no-subgroups"],
+    ) else {
+        return;
+    };
+    // A 1 MB process-group name with a newline: printed as written, it made each row of the
+    // collectives table a megabyte long and split it in two.
+    let group = format!("{}\nevil", "x".repeat(1 << 20));
+    for name in ["job_rank0.json", "job_rank1.json"] {
+        let path = dir.join(name);
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        for e in v["traceEvents"].as_array_mut().unwrap() {
+            if e["args"]["Process Group Name"].is_string() {
+                e["args"]["Process Group Name"] = Value::from(group.as_str());
+            }
+        }
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    }
+    let out = warpscope(&["fleet", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let cut = format!("{}... ", "x".repeat(21));
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with(&cut)).count(),
+        6,
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .all(|l| l.len() < 300 && !l.starts_with("evil"))
+    );
+    // The JSON keeps the name whole.
+    let v = fleet_json(&dir);
+    assert_eq!(v["collectives"][0]["group"].as_str(), Some(group.as_str()));
+    // --top 0 lists no row and says how many were left out, in both tables.
+    let out = warpscope(&["fleet", dir.to_str().unwrap(), "--top", "0"]);
+    let text = stdout(&out);
+    assert!(text.ends_with("  ... 6 more\n"), "{text}");
+    assert!(!text.contains(&cut), "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_job_short_of_the_world_size_its_traces_give_says_so() {
+    let Some(dir) = generate("fleet-world", &["--ranks", "2", "--steps", "1"]) else {
+        return;
+    };
+    for name in ["job_rank0.json", "job_rank1.json"] {
+        let path = dir.join(name);
+        let mut v: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        v["distributedInfo"]["world_size"] = Value::from(4);
+        std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    }
+    let out = warpscope(&["fleet", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out)
+            .contains("\nwarning: 2 of the 4 ranks the traces give are here; missing: 2, 3\n"),
+        "{}",
+        stdout(&out)
+    );
+    let v = fleet_json(&dir);
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn an_export_over_an_earlier_one_leaves_none_of_its_runs_behind() {
+    let Some(dir) = generate("fleet-export-again", &["--ranks", "3", "--steps", "1"]) else {
+        return;
+    };
+    let export = |format: &str, out: &Path, input: &Path| {
+        let o = warpscope(&[
+            "export",
+            "--format",
+            format,
+            "--out",
+            out.to_str().unwrap(),
+            input.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let files_in = |d: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    // Three ranks, then one file into the same directory: runs 1 and 2 of the first export used
+    // to stay, and `OUT/kernels/*.parquet` read them as part of the second.
+    let pq = dir.join("pq");
+    let rank0 = dir.join("job_rank0.json");
+    export("parquet", &pq, &dir);
+    std::fs::write(pq.join("kernels").join("notes.txt"), "mine").unwrap();
+    let text = export("parquet", &pq, &rank0);
+    assert!(
+        text.starts_with(&format!(
+            "removed 21 files of an earlier export from {}/\n",
+            pq.display()
+        )),
+        "{text}"
+    );
+    assert_eq!(
+        files_in(&pq.join("kernels")),
+        ["notes.txt", "run-00000.parquet"]
+    );
+    assert_eq!(files_in(&pq.join("runs")), ["run-00000.parquet"]);
+    let csv = dir.join("csv");
+    export("csv", &csv, &dir);
+    let text = export("csv", &csv, &rank0);
+    assert!(
+        text.starts_with("removed 4 files of an earlier export"),
+        "{text}"
+    );
+    assert_eq!(files_in(&csv), ["run-00000-job_rank0.summary.csv"]);
+    // --out naming a file.
+    let o = warpscope(&[
+        "export",
+        "--out",
+        rank0.to_str().unwrap(),
+        rank0.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert_eq!(
+        stderr(&o).trim_end(),
+        format!(
+            "warpscope: error: {}: --out must be a directory, and this is a file",
+            rank0.display()
+        )
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_csv_export_numbers_ranks_as_fleet_does() {
+    let Some(dir) = generate("fleet-export-ranks", &["--ranks", "2", "--steps", "1"]) else {
+        return;
+    };
+    // a.json says rank 1; b.json says nothing and has no rank in its name: `fleet` makes it
+    // rank 2, but the CSV export numbered it by position (1), so fleet_ranks.csv had two rows
+    // of rank 1, each with the score of the first.
+    let job = dir.join("job");
+    std::fs::create_dir_all(&job).unwrap();
+    for (from, to, rank) in [
+        ("job_rank0.json", "a.json", Some(1)),
+        ("job_rank1.json", "b.json", None),
+    ] {
+        let mut v: Value = serde_json::from_slice(&std::fs::read(dir.join(from)).unwrap()).unwrap();
+        match rank {
+            Some(r) => v["distributedInfo"]["rank"] = Value::from(r),
+            None => {
+                v.as_object_mut().unwrap().remove("distributedInfo");
+            }
+        }
+        std::fs::write(job.join(to), serde_json::to_vec(&v).unwrap()).unwrap();
+    }
+    let csv = dir.join("csv");
+    let args = |out: &Path| {
+        vec![
+            "export".to_string(),
+            "--format".into(),
+            "csv".into(),
+            "--out".into(),
+            out.display().to_string(),
+            job.display().to_string(),
+        ]
+    };
+    let run = |a: Vec<String>| warpscope(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = run(args(&csv));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exported = std::fs::read_to_string(csv.join("fleet_ranks.csv")).unwrap();
+    let fleet = warpscope(&["fleet", job.to_str().unwrap(), "--format", "csv"]);
+    assert_eq!(exported, stdout(&fleet));
+    let ranks: Vec<&str> = exported
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(ranks, ["1", "2"]);
+    // Two files of one rank: the summaries are written, the job table is not, and it says why.
+    std::fs::copy(job.join("a.json"), job.join("c_rank1.json")).unwrap();
+    let o = run(args(&csv));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains(&format!(
+            "no fleet_ranks.csv, the files are not the ranks of one job: {} and {} are both rank \
+             1: are they traces of two jobs?\n",
+            job.join("a.json").display(),
+            job.join("c_rank1.json").display()
+        )),
+        "{}",
+        stdout(&o)
+    );
+    assert!(!csv.join("fleet_ranks.csv").exists());
+    std::fs::remove_dir_all(dir).unwrap();
+}

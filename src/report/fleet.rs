@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use anyhow::Result;
 use warpscope_core::analysis::fleet::FleetReport;
+use warpscope_core::names::cut_text;
 use warpscope_core::time::format_duration_ns as dur;
 
 use super::csv_field;
@@ -56,6 +57,9 @@ fn fleet_table(r: &FleetReport, top: usize) -> String {
             ", NOT on one clock (a trace has no Unix-epoch origin): arrival times are not comparable"
         }
     );
+    for w in &r.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
     let _ = writeln!(out, "\nPer rank (whole run; step = mean ProfilerStep):");
     let _ = writeln!(
         out,
@@ -75,6 +79,14 @@ fn fleet_table(r: &FleetReport, top: usize) -> String {
             dur(row.kernel_ns),
             dur(r.score_of(row.rank)),
             row.file
+        );
+    }
+    if !r.no_gpu_ranks.is_empty() {
+        let list: Vec<String> = r.no_gpu_ranks.iter().map(i64::to_string).collect();
+        let _ = writeln!(
+            out,
+            "\nNo GPU activity in the trace of rank {} (left out of the median compute)",
+            list.join(", ")
         );
     }
     let _ = writeln!(
@@ -124,10 +136,14 @@ fn fleet_table(r: &FleetReport, top: usize) -> String {
         let _ = writeln!(
             out,
             "{:>8} {:>6} {:>4} {:<14} {:>6} {:>12} {:>6} {:>11} {:>11}",
-            if c.group.is_empty() { "-" } else { &c.group },
+            if c.group.is_empty() {
+                "-".to_string()
+            } else {
+                cell(&c.group, GROUP_CHARS)
+            },
             c.step.map_or_else(|| "-".to_string(), |s| s.to_string()),
             c.index,
-            c.name,
+            cell(&c.name, COLLECTIVE_CHARS),
             c.ranks,
             dur(c.first_start_ns),
             c.last_rank,
@@ -135,5 +151,34 @@ fn fleet_table(r: &FleetReport, top: usize) -> String {
             dur(c.wait_ns)
         );
     }
+    if r.collectives.len() > top {
+        let _ = writeln!(out, "  ... {} more", r.collectives.len() - top);
+    }
     out
+}
+
+/// Longest process-group name shown in the text report (the JSON keeps it whole).
+const GROUP_CHARS: usize = 24;
+/// Longest collective name shown in the text report.
+const COLLECTIVE_CHARS: usize = 40;
+
+/// Text from a trace made safe for one table cell: control and bidirectional-override
+/// characters written as escapes (a newline in a process-group name would break the row), then
+/// cut to `max_chars` with `...`.
+fn cell(text: &str, max_chars: usize) -> String {
+    let mut safe = String::new();
+    for c in text.chars() {
+        if c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        {
+            safe.extend(c.escape_default());
+        } else {
+            safe.push(c);
+        }
+        // Enough to cut from; a 1 MB name is not copied whole.
+        if safe.len() > 4 * max_chars + 16 {
+            break;
+        }
+    }
+    cut_text(&safe, max_chars)
 }

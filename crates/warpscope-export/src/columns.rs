@@ -1,9 +1,10 @@
-//! A table built column by column in memory and written as one Parquet file with the
-//! low-level column writer: integers as INT64/INT32 exactly, text as UTF-8 strings, missing
-//! values as nulls (optional columns).
+//! A table built column by column and written as one Parquet file with the low-level column
+//! writer: integers as INT64/INT32 exactly, text as UTF-8 strings, missing values as nulls
+//! (optional columns). Rows are held in memory only until a row group is full, then written,
+//! so memory follows [`ROW_GROUP_ROWS`], not the profile.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parquet::basic::Compression;
@@ -14,9 +15,10 @@ use parquet::schema::parser::parse_message_type;
 
 use crate::ExportError;
 
-/// Rows per row group: large enough for engines to scan fast, small enough to bound what a
-/// reader holds at once.
-const ROW_GROUP_ROWS: usize = 1 << 20;
+/// Rows per row group: large enough for engines to scan fast (DuckDB's own groups are 122,880
+/// rows), small enough to bound what the writer and a reader hold at once (about 400 bytes per
+/// event row while buffered: 2^20 rows held 460 MB for a trace of 1 M events).
+pub(crate) const ROW_GROUP_ROWS: usize = 1 << 17;
 
 /// The values of one column.
 enum Values {
@@ -46,11 +48,20 @@ impl Column {
     }
 }
 
-/// A table under construction: columns declared once, then rows pushed column by column.
+/// A table under construction: columns declared once, then rows pushed column by column; every
+/// [`ROW_GROUP_ROWS`] rows are written to `path` as a row group and dropped.
 pub(crate) struct Table {
     name: &'static str,
+    path: PathBuf,
     columns: Vec<Column>,
+    /// Rows pushed in all.
     rows: usize,
+    /// Rows held, not yet written.
+    held: usize,
+    /// The file, once the first row group is written.
+    writer: Option<SerializedFileWriter<File>>,
+    /// The first write that failed; later rows are dropped and [`Table::finish`] returns it.
+    error: Option<ExportError>,
 }
 
 /// A column of a [`Table`], by position.
@@ -63,12 +74,17 @@ impl Col {
 }
 
 impl Table {
-    /// An empty table named `name` (the Parquet schema's name).
-    pub fn new(name: &'static str) -> Self {
+    /// An empty table named `name` (the Parquet schema's name), to be written to `path`
+    /// (created, with its directory, when the first row group is full or at [`Table::finish`]).
+    pub fn new(name: &'static str, path: PathBuf) -> Self {
         Self {
             name,
+            path,
             columns: Vec::new(),
             rows: 0,
+            held: 0,
+            writer: None,
+            error: None,
         }
     }
 
@@ -138,9 +154,14 @@ impl Table {
         }
     }
 
-    /// Ends a row (every column must have had one value or null pushed since the last).
+    /// Ends a row (every column must have had one value or null pushed since the last); a full
+    /// row group is written.
     pub fn end_row(&mut self) {
         self.rows += 1;
+        self.held += 1;
+        if self.held >= ROW_GROUP_ROWS {
+            self.write_held();
+        }
     }
 
     /// Number of rows.
@@ -168,54 +189,103 @@ impl Table {
         s
     }
 
-    /// Writes the table to `path` (Snappy-compressed, row groups of [`ROW_GROUP_ROWS`]).
-    pub fn write(&self, path: &Path) -> Result<(), ExportError> {
+    /// Writes the rows not yet written and closes the file (Snappy-compressed, row groups of
+    /// [`ROW_GROUP_ROWS`]; a table without rows is one empty row group). Returns the path.
+    ///
+    /// # Errors
+    ///
+    /// The first write that failed, naming the file.
+    pub fn finish(mut self) -> Result<PathBuf, ExportError> {
+        if self.held > 0 || self.rows == 0 {
+            self.write_held();
+        }
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if let Some(writer) = self.writer.take() {
+            writer.close().map_err(|source| ExportError::Parquet {
+                path: self.path.clone(),
+                source,
+            })?;
+        }
+        Ok(self.path)
+    }
+
+    /// Writes the held rows as one row group and drops them; a failure is kept for
+    /// [`Table::finish`].
+    fn write_held(&mut self) {
+        if self.error.is_none()
+            && let Err(e) = self.try_write_held()
+        {
+            self.error = Some(e);
+        }
+        for c in &mut self.columns {
+            c.def.clear();
+            match &mut c.values {
+                Values::I64(v) => v.clear(),
+                Values::I32(v) => v.clear(),
+                Values::F64(v) => v.clear(),
+                Values::Str(v) => v.clear(),
+            }
+        }
+        self.held = 0;
+    }
+
+    fn try_write_held(&mut self) -> Result<(), ExportError> {
+        let path = &self.path;
         let err = |source| ExportError::Parquet {
-            path: path.to_path_buf(),
+            path: path.clone(),
             source,
         };
-        let schema = Arc::new(parse_message_type(&self.schema()).map_err(err)?);
-        let props = Arc::new(
-            WriterProperties::builder()
-                .set_compression(Compression::SNAPPY)
-                .set_created_by(format!("warpscope {}", env!("CARGO_PKG_VERSION")))
-                .build(),
-        );
-        let file = File::create(path).map_err(|source| ExportError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let mut writer = SerializedFileWriter::new(file, schema, props).map_err(err)?;
-        // Per column, where its values of the next row group start.
-        let mut value_at = vec![0usize; self.columns.len()];
-        let mut row = 0;
-        while row < self.rows || (row == 0 && self.rows == 0) {
-            let end = (row + ROW_GROUP_ROWS).min(self.rows);
-            let mut group = writer.next_row_group().map_err(err)?;
-            for (c, at) in self.columns.iter().zip(value_at.iter_mut()) {
-                let Some(mut w) = group.next_column().map_err(err)? else {
-                    break;
-                };
-                let def = c.optional.then(|| &c.def[row..end]);
-                let n = def.map_or(end - row, |d| d.iter().filter(|&&l| l == 1).count());
-                let range = *at..*at + n;
-                *at += n;
-                match &c.values {
-                    Values::I64(v) => w.typed::<Int64Type>().write_batch(&v[range], def, None),
-                    Values::I32(v) => w.typed::<Int32Type>().write_batch(&v[range], def, None),
-                    Values::F64(v) => w.typed::<DoubleType>().write_batch(&v[range], def, None),
-                    Values::Str(v) => w.typed::<ByteArrayType>().write_batch(&v[range], def, None),
-                }
-                .map_err(err)?;
-                w.close().map_err(err)?;
-            }
-            group.close().map_err(err)?;
-            if self.rows == 0 {
-                break;
-            }
-            row = end;
+        if self.writer.is_none() {
+            self.writer = Some(open(path, &self.schema())?);
         }
-        writer.close().map_err(err)?;
+        let Some(writer) = self.writer.as_mut() else {
+            return Ok(());
+        };
+        let mut group = writer.next_row_group().map_err(err)?;
+        for c in &self.columns {
+            let Some(mut w) = group.next_column().map_err(err)? else {
+                break;
+            };
+            let def = c.optional.then_some(c.def.as_slice());
+            match &c.values {
+                Values::I64(v) => w.typed::<Int64Type>().write_batch(v, def, None),
+                Values::I32(v) => w.typed::<Int32Type>().write_batch(v, def, None),
+                Values::F64(v) => w.typed::<DoubleType>().write_batch(v, def, None),
+                Values::Str(v) => w.typed::<ByteArrayType>().write_batch(v, def, None),
+            }
+            .map_err(err)?;
+            w.close().map_err(err)?;
+        }
+        group.close().map_err(err)?;
         Ok(())
     }
+}
+
+/// Creates `path` (and its directory) as a Parquet file of `schema`.
+fn open(path: &Path, schema: &str) -> Result<SerializedFileWriter<File>, ExportError> {
+    let err = |source| ExportError::Parquet {
+        path: path.to_path_buf(),
+        source,
+    };
+    let io = |source| ExportError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let schema = Arc::new(parse_message_type(schema).map_err(err)?);
+    let props = Arc::new(
+        WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_created_by(format!("warpscope {}", env!("CARGO_PKG_VERSION")))
+            .build(),
+    );
+    let file = File::create(path).map_err(io)?;
+    SerializedFileWriter::new(file, schema, props).map_err(err)
 }

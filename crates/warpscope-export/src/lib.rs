@@ -71,16 +71,10 @@ pub fn export_parquet(
     out_dir: &Path,
 ) -> Result<Written, ExportError> {
     let mut written = Vec::new();
-    for (name, table) in tables::build(profile, meta) {
-        let path = table_file(out_dir, name, meta.run);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
-        table.write(&path)?;
-        written.push((name, path, table.rows()));
+    for (name, table) in tables::build(profile, meta, out_dir) {
+        let rows = table.rows();
+        let path = table.finish()?;
+        written.push((name, path, rows));
     }
     Ok(Written { tables: written })
 }

@@ -5,6 +5,8 @@
 use warpscope_core::Profile;
 use warpscope_core::model::{EventKind, FlowKind, TraceId, TrackKey};
 
+use std::path::Path;
+
 use crate::RunMeta;
 use crate::columns::{Col, Table};
 
@@ -131,11 +133,13 @@ fn flow_kind(k: FlowKind) -> &'static str {
     }
 }
 
-/// Every table of `p` as run `meta`.
+/// Every table of `p` as run `meta`, each written under `out_dir` as its row groups fill (see
+/// [`crate::table_file`]); [`Table::finish`] writes the rest.
 #[allow(clippy::too_many_lines)] // one pass over the events fills four tables side by side
-pub(crate) fn build(p: &Profile, meta: RunMeta) -> Vec<(&'static str, Table)> {
+pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static str, Table)> {
+    let table = |name: &'static str| Table::new(name, crate::table_file(out_dir, name, meta.run));
     // Events.
-    let mut events = Table::new("events");
+    let mut events = table("events");
     let e_run = RunCols::new(&mut events);
     let e_ev = EventCols::new(&mut events);
     let e_kind = events.str("kind", false);
@@ -143,7 +147,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta) -> Vec<(&'static str, Table)> {
     let e_place = PlaceCols::new(&mut events, true);
     let e_depth = events.i32("depth", false);
     // Kernels.
-    let mut kernels = Table::new("kernels");
+    let mut kernels = table("kernels");
     let k_run = RunCols::new(&mut kernels);
     let k_ev = EventCols::new(&mut kernels);
     let k_place = PlaceCols::new(&mut kernels, false);
@@ -169,7 +173,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta) -> Vec<(&'static str, Table)> {
     let k_group = kernels.str("process_group", true);
     let k_mangled = kernels.str("mangled_name", true);
     // Copies and sets.
-    let mut copies = Table::new("copies");
+    let mut copies = table("copies");
     let c_run = RunCols::new(&mut copies);
     let c_ev = EventCols::new(&mut copies);
     let c_place = PlaceCols::new(&mut copies, false);
@@ -181,7 +185,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta) -> Vec<(&'static str, Table)> {
     let c_dst = copies.str("dst_kind", true);
     let c_corr = copies.i64("correlation", true);
     // API calls.
-    let mut api = Table::new("api_calls");
+    let mut api = table("api_calls");
     let a_run = RunCols::new(&mut api);
     let a_ev = EventCols::new(&mut api);
     let a_kind = api.str("kind", false);
@@ -282,7 +286,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta) -> Vec<(&'static str, Table)> {
     }
 
     // Flows, by event number.
-    let mut flows = Table::new("flows");
+    let mut flows = table("flows");
     let f_run = RunCols::new(&mut flows);
     let f_from = flows.i64("from_event", false);
     let f_to = flows.i64("to_event", false);
@@ -304,7 +308,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta) -> Vec<(&'static str, Table)> {
     }
 
     // Devices.
-    let mut devices = Table::new("devices");
+    let mut devices = table("devices");
     let d_run = RunCols::new(&mut devices);
     let d_id = devices.i32("device", false);
     let d_name = devices.str("name", false);
@@ -324,7 +328,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta) -> Vec<(&'static str, Table)> {
     }
 
     // The run.
-    let mut runs = Table::new("runs");
+    let mut runs = table("runs");
     let r_run = RunCols::new(&mut runs);
     let r_world = runs.i64("world_size", true);
     let r_file = runs.str("file", false);

@@ -173,3 +173,56 @@ fn an_unwritable_directory_is_named() {
     );
     std::fs::remove_file(&file).unwrap();
 }
+
+#[test]
+fn a_large_table_is_written_in_row_groups_of_131072_rows_and_read_back_whole() {
+    // 300,000 events: written as they come, three row groups (131,072 + 131,072 + 37,856),
+    // instead of one group of 2^20 rows held in memory whole (460 MB for 1 M events).
+    let dir = temp_dir("rowgroups");
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("many.json");
+    let events: Vec<String> = (0..300_000)
+        .map(|i| {
+            format!(
+                r#"{{"ph":"X","cat":"cpu_op","name":"op{}","pid":1,"tid":1,"ts":{i},"dur":1}}"#,
+                i % 7
+            )
+        })
+        .collect();
+    std::fs::write(
+        &trace,
+        format!(r#"{{"traceEvents":[{}]}}"#, events.join(",")),
+    )
+    .unwrap();
+    let profile = import_file(&trace, &Progress::default()).unwrap();
+    let meta = RunMeta {
+        run: 0,
+        rank: None,
+        world_size: None,
+    };
+    let written = export_parquet(&profile, meta, &dir).unwrap();
+    assert_eq!(written.tables[0].2, 300_000);
+    let reader = SerializedFileReader::try_from(table_file(&dir, "events", 0).as_path()).unwrap();
+    let groups: Vec<i64> = reader
+        .metadata()
+        .row_groups()
+        .iter()
+        .map(|g| g.num_rows())
+        .collect();
+    assert_eq!(groups, [131_072, 131_072, 37_856]);
+    // The third group starts with event 262,144, named as written.
+    let first = reader
+        .get_row_group(2)
+        .unwrap()
+        .get_row_iter(None)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(long(&first, "event"), 262_144);
+    assert_eq!(text(&first, "name"), format!("op{}", 262_144 % 7));
+    // A table without rows is still a file, of one empty group.
+    let flows = SerializedFileReader::try_from(table_file(&dir, "flows", 0).as_path()).unwrap();
+    assert_eq!(flows.metadata().file_metadata().num_rows(), 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

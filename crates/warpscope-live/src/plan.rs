@@ -257,9 +257,14 @@ impl SweepPlan {
     /// Number of timed operations planned (warm-ups included), for progress bars. A batch is
     /// one operation; a batched plan adds one single launch per point, whose result is checked.
     pub fn launches(&self) -> u64 {
-        let groups = (self.configs.len() * self.block_list().len()) as u64;
-        let points = groups * self.sizes.len() as u64;
-        points * u64::from(self.repeat) + groups * u64::from(self.warmup) + self.check_launches()
+        // Saturating: --repeat 4294967295 over many sizes and blocks passes u64 (debug builds
+        // panicked on the overflow, release ones wrapped to a small progress total).
+        let groups = (self.configs.len() as u64).saturating_mul(self.block_list().len() as u64);
+        let points = groups.saturating_mul(self.sizes.len() as u64);
+        points
+            .saturating_mul(u64::from(self.repeat))
+            .saturating_add(groups.saturating_mul(u64::from(self.warmup)))
+            .saturating_add(self.check_launches())
     }
 
     /// The single launches a batched plan adds, one per point, so the check against the
@@ -267,7 +272,9 @@ impl SweepPlan {
     /// `y = a*x + y`, would otherwise show a batch's accumulated result). 0 without batching.
     pub fn check_launches(&self) -> u64 {
         if self.batch > 1 {
-            (self.configs.len() * self.block_list().len() * self.sizes.len()) as u64
+            (self.configs.len() as u64)
+                .saturating_mul(self.block_list().len() as u64)
+                .saturating_mul(self.sizes.len() as u64)
         } else {
             0
         }
@@ -276,7 +283,10 @@ impl SweepPlan {
     /// Kernel launches planned at most (the budget can stop a point sooner): every timed
     /// operation and warm-up is `batch` launches, plus the single check launches.
     pub fn kernel_launches(&self) -> u64 {
-        (self.launches() - self.check_launches()) * u64::from(self.batch) + self.check_launches()
+        self.launches()
+            .saturating_sub(self.check_launches())
+            .saturating_mul(u64::from(self.batch))
+            .saturating_add(self.check_launches())
     }
 }
 
@@ -485,6 +495,28 @@ mod tests {
         assert_eq!(batched.launches(), 128);
         assert_eq!(batched.kernel_launches(), 122 * 20 + 6);
         assert_eq!(plan().with_batch(MAX_BATCH).unwrap().batch, 10_000);
+        // --repeat 4294967295 --batch 10000 over 500,000 sizes of saxpy (one configuration):
+        // 500,000 × (2^32 − 1) × 10,000 launches pass u64::MAX; the count stops there instead
+        // of overflowing (a panic in debug builds, a wrapped progress total in release ones).
+        let sizes: Vec<u64> = (1..=500_000).map(|i| i * 16).collect();
+        let huge = SweepPlan::new(
+            kernel("saxpy").unwrap(),
+            Some(&sizes),
+            None,
+            u32::MAX,
+            u32::MAX,
+        )
+        .unwrap()
+        .with_batch(MAX_BATCH)
+        .unwrap();
+        let groups = huge.configs.len() as u64;
+        assert_eq!(
+            huge.launches(),
+            groups * 500_000 * u64::from(u32::MAX)
+                + groups * u64::from(u32::MAX)
+                + groups * 500_000
+        );
+        assert_eq!(huge.kernel_launches(), u64::MAX);
     }
 
     #[test]

@@ -148,6 +148,9 @@ pub fn fleet_ui(
             "A trace has no Unix-epoch time origin: ranks are not on one clock.",
         );
     }
+    for w in &report.warnings {
+        ui.colored_label(ui.visuals().warn_fg_color, format!("Warning: {w}"));
+    }
     ui.strong(
         "Stragglers (score = lateness past the median arrival + compute above the median; \
          docs/fleet.md)",
@@ -367,6 +370,8 @@ mod tests {
             ],
             aligned: true,
             median_compute_ns: 0,
+            no_gpu_ranks: Vec::new(),
+            warnings: Vec::new(),
         };
         let map = Scale::new(&report, Metric::StepTime, false);
         assert_eq!(map.all, (100, 320));

@@ -198,9 +198,10 @@ pub fn run_sweep(
         ));
     }
     let peak_launches = if opts.measure_peaks { 28 } else { 0 };
-    progress
-        .total
-        .store(plan.launches() + peak_launches, Ordering::Relaxed);
+    progress.total.store(
+        plan.launches().saturating_add(peak_launches),
+        Ordering::Relaxed,
+    );
     progress.set_status(format!("starting on {}", facts.name));
     let cost_passes = if opts.cupti_cost && opts.use_cupti {
         2
@@ -209,9 +210,10 @@ pub fn run_sweep(
     };
     // The check launches of a batched plan run once, after the CUPTI-paused pass.
     progress.total.store(
-        (plan.launches() - plan.check_launches()) * cost_passes
-            + plan.check_launches()
-            + peak_launches,
+        (plan.launches() - plan.check_launches())
+            .saturating_mul(cost_passes)
+            .saturating_add(plan.check_launches())
+            .saturating_add(peak_launches),
         Ordering::Relaxed,
     );
 

@@ -103,17 +103,32 @@ fn plan_err(text: impl Into<String>) -> LiveError {
     LiveError::Plan(text.into())
 }
 
-/// The text of a `.cu` file, or why it cannot be had (a file that is not UTF-8 says so).
+/// Largest `--source` file read: a CUDA source is kilobytes, and reading `/dev/zero` or a
+/// wrong multi-gigabyte file whole would fill the memory before NVRTC could refuse it.
+pub const MAX_SOURCE_BYTES: u64 = 16 << 20;
+
+/// The text of a `.cu` file, or why it cannot be had (a file that is not UTF-8, or one larger
+/// than [`MAX_SOURCE_BYTES`], says so).
 pub fn read_source(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::InvalidData {
-            format!(
-                "cannot read {}: it is not UTF-8 text (save the source as UTF-8)",
-                path.display()
-            )
-        } else {
-            format!("cannot read {}: {e}", path.display())
-        }
+    use std::io::Read as _;
+    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_SOURCE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_SOURCE_BYTES {
+        return Err(format!(
+            "cannot read {}: it is larger than {} MiB, too large for a CUDA source",
+            path.display(),
+            MAX_SOURCE_BYTES >> 20
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        format!(
+            "cannot read {}: it is not UTF-8 text (save the source as UTF-8)",
+            path.display()
+        )
     })
 }
 
@@ -622,6 +637,12 @@ mod tests {
                 "cannot read {}: it is not UTF-8 text (save the source as UTF-8)",
                 latin.display()
             )
+        );
+        // An endless file used to be read until the memory ran out.
+        #[cfg(unix)]
+        assert_eq!(
+            read_source(Path::new("/dev/zero")).unwrap_err(),
+            "cannot read /dev/zero: it is larger than 16 MiB, too large for a CUDA source"
         );
     }
 

@@ -3,6 +3,7 @@
 //! Profiles are kept only when asked (the viewer merges them into one timeline); otherwise
 //! memory follows the facts, not the traces.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -65,6 +66,59 @@ pub struct Job {
     pub profiles: Vec<Profile>,
     /// The cross-rank analysis.
     pub report: FleetReport,
+}
+
+/// Numbers the ranks whose trace gives none (see [`number_unranked`]) and checks that no two
+/// files are one rank, as [`load_job`] does: for callers that build the [`RankFacts`] of a job
+/// themselves (`warpscope export`).
+///
+/// # Errors
+///
+/// [`JobError::DuplicateRank`] for the lowest rank two files share.
+pub fn number_ranks(ranks: &mut [RankFacts]) -> Result<(), JobError> {
+    number_unranked(ranks);
+    let mut by_rank: Vec<&RankFacts> = ranks.iter().collect();
+    by_rank.sort_by_key(|r| r.rank);
+    for pair in by_rank.windows(2) {
+        if pair[0].rank == pair[1].rank {
+            return Err(JobError::DuplicateRank {
+                rank: pair[0].rank,
+                first: pair[0].file.clone(),
+                second: pair[1].file.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Numbers the ranks whose trace gives none ([`RankSource::Position`]), in file order: after
+/// the highest rank a trace gives; when that would pass `i64::MAX` (a trace claiming rank
+/// `i64::MAX`), the lowest numbers from 0 up that no trace claims, so that a made-up number
+/// never collides with a real one (which would read as two traces of one rank).
+fn number_unranked(ranks: &mut [RankFacts]) {
+    let known: HashSet<i64> = ranks
+        .iter()
+        .filter(|r| r.rank_source == RankSource::Trace)
+        .map(|r| r.rank)
+        .collect();
+    let mut next = known.iter().max().map_or(Some(0), |m| m.checked_add(1));
+    let mut free = 0i64;
+    for r in ranks
+        .iter_mut()
+        .filter(|r| r.rank_source == RankSource::Position)
+    {
+        r.rank = if let Some(n) = next {
+            next = n.checked_add(1);
+            n
+        } else {
+            while known.contains(&free) {
+                free = free.saturating_add(1);
+            }
+            let n = free;
+            free = free.saturating_add(1);
+            n
+        };
+    }
 }
 
 /// True for names that look like a trace file: `.json`, `.json.gz`, `.gz`, `.sqlite`,
@@ -155,31 +209,7 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
         ranks.push(facts);
         profiles.extend(profile);
     }
-    // Files without a rank come after the highest known one, in file order.
-    let mut next = ranks
-        .iter()
-        .filter(|r| r.rank_source == RankSource::Trace)
-        .map(|r| r.rank.saturating_add(1))
-        .max()
-        .unwrap_or(0);
-    for r in ranks
-        .iter_mut()
-        .filter(|r| r.rank_source == RankSource::Position)
-    {
-        r.rank = next;
-        next = next.saturating_add(1);
-    }
-    let mut by_rank: Vec<&RankFacts> = ranks.iter().collect();
-    by_rank.sort_by_key(|r| r.rank);
-    for pair in by_rank.windows(2) {
-        if pair[0].rank == pair[1].rank {
-            return Err(JobError::DuplicateRank {
-                rank: pair[0].rank,
-                first: pair[0].file.clone(),
-                second: pair[1].file.clone(),
-            });
-        }
-    }
+    number_ranks(&mut ranks)?;
     let report = fleet_report(&ranks);
     Ok(Job {
         ranks,

@@ -2,6 +2,7 @@
 //! insight layer), per collective the same call matched across ranks with its arrival skew,
 //! and stragglers ranked by a score. The rules are in `docs/fleet.md`.
 
+mod checks;
 mod collectives;
 mod facts;
 mod job;
@@ -10,7 +11,7 @@ mod tests;
 
 pub use collectives::MatchedCollective;
 pub use facts::{Breakdown, CollectiveCall, RankFacts, RankSource, StepFacts, collective_name};
-pub use job::{Job, JobError, JobOptions, job_files, load_job};
+pub use job::{Job, JobError, JobOptions, job_files, load_job, number_ranks};
 
 use std::fmt::Write as _;
 
@@ -103,8 +104,15 @@ pub struct FleetReport {
     pub step_cells: Vec<StepCell>,
     /// Whether the ranks were placed on one clock (all traces give a Unix-epoch origin).
     pub aligned: bool,
-    /// The median rank's compute time, the reference of `extra_compute_ns`.
+    /// The median rank's compute time, the reference of `extra_compute_ns`: the median over
+    /// the ranks with GPU activity.
     pub median_compute_ns: i64,
+    /// Ranks whose trace holds no GPU activity (a trace that lost its GPU events, or a rank that
+    /// only ran on the CPU), left out of the median compute, by rank.
+    pub no_gpu_ranks: Vec<i64>,
+    /// What the traces say about the job that does not add up (world sizes that disagree,
+    /// ranks missing from the stated world or outside it), in words.
+    pub warnings: Vec<String>,
 }
 
 impl FleetReport {
@@ -126,7 +134,19 @@ pub fn fleet_report(ranks: &[RankFacts]) -> FleetReport {
     let (shifts_ns, aligned) = rank_shifts_ns(&origins);
     let (collectives, arrivals) = collectives::match_collectives(&ranks, &shifts_ns);
 
-    let median_compute_ns = lower_median(ranks.iter().map(|r| r.total.compute_ns).collect());
+    // A rank without GPU activity would make the median 0 and every other rank a straggler.
+    let no_gpu_ranks: Vec<i64> = ranks
+        .iter()
+        .filter(|r| r.total.window_ns == 0)
+        .map(|r| r.rank)
+        .collect();
+    let median_compute_ns = lower_median(
+        ranks
+            .iter()
+            .filter(|r| r.total.window_ns > 0)
+            .map(|r| r.total.compute_ns)
+            .collect(),
+    );
     let mut stragglers: Vec<Straggler> = ranks
         .iter()
         .zip(&arrivals)
@@ -194,6 +214,8 @@ pub fn fleet_report(ranks: &[RankFacts]) -> FleetReport {
         step_cells,
         aligned,
         median_compute_ns,
+        no_gpu_ranks,
+        warnings: checks::job_warnings(&ranks),
     }
 }
 
@@ -216,7 +238,12 @@ fn reason(a: &collectives::Arrivals, extra_compute_ns: i64, median_compute_ns: i
         }
         parts.push(text);
     }
-    if extra_compute_ns > 0 {
+    if extra_compute_ns > 0 && median_compute_ns == 0 {
+        parts.push(format!(
+            "compute {} where the median rank computes nothing",
+            format_duration_ns(extra_compute_ns),
+        ));
+    } else if extra_compute_ns > 0 {
         parts.push(format!(
             "compute {} ({:.1}%) above the median rank's {}",
             format_duration_ns(extra_compute_ns),

@@ -356,3 +356,144 @@ fn traces_that_start_at_different_steps_match_their_collectives_by_step() {
     assert_eq!((c.step, c.index, c.ranks), (Some(2), 0, 2));
     assert_eq!((c.last_rank, c.skew_ns), (1, 40));
 }
+
+#[test]
+fn a_trace_claiming_rank_i64_max_leaves_room_for_the_unranked_files() {
+    // Counting on after rank i64::MAX used to saturate, so the unranked b.json got i64::MAX too
+    // and the job failed with "a.json and b.json are both rank 9223372036854775807".
+    let dir = std::env::temp_dir().join(format!("warpscope-fleet-maxrank-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut profiles = job(4, 1, Plant::default());
+    profiles[0].distributed.as_mut().unwrap().rank = Some(i64::MAX);
+    profiles[1].distributed = None;
+    profiles[2].distributed.as_mut().unwrap().rank = Some(0);
+    profiles[3].distributed = None;
+    for (name, p) in ["a.json", "b.json", "c.json", "d.json"]
+        .iter()
+        .zip(&profiles)
+    {
+        crate::export::save_chrome_trace(p, &dir.join(name)).unwrap();
+    }
+    let files = job_files(std::slice::from_ref(&dir)).unwrap();
+    let job = load_job(&files, JobOptions::default(), &Progress::default()).unwrap();
+    // The unranked files take the lowest numbers no trace claims: 1 and 2 (0 is c.json's).
+    let got: Vec<(i64, RankSource)> = job.ranks.iter().map(|r| (r.rank, r.rank_source)).collect();
+    assert_eq!(
+        got,
+        [
+            (i64::MAX, RankSource::Trace),
+            (1, RankSource::Position),
+            (0, RankSource::Trace),
+            (2, RankSource::Position),
+        ]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A rank with only a whole-run breakdown: no steps, no collectives.
+fn bare_rank(rank: i64, window_ns: i64, compute_ns: i64) -> RankFacts {
+    RankFacts {
+        rank,
+        rank_source: RankSource::Trace,
+        world_size: Some(3),
+        file: format!("r{rank}.json").into(),
+        unix_origin_ns: Some(0),
+        total: Breakdown {
+            window_ns,
+            busy_ns: compute_ns,
+            compute_ns,
+            kernel_ns: compute_ns,
+            idle_ns: window_ns - compute_ns,
+            ..Breakdown::default()
+        },
+        steps: Vec::new(),
+        collectives: Vec::new(),
+    }
+}
+
+#[test]
+fn a_rank_without_gpu_activity_is_left_out_of_the_median_compute() {
+    // Rank 2's trace lost its GPU events. Counted in the median (the lower middle of 0, 2 ms,
+    // 2.1 ms), it made rank 1 a straggler "2.1 ms (0.0%) above the median rank's 0ns".
+    let facts = [
+        bare_rank(0, 3_000_000, 2_000_000),
+        bare_rank(1, 3_000_000, 2_100_000),
+        bare_rank(2, 0, 0),
+    ];
+    let r = fleet_report(&facts);
+    assert_eq!(r.no_gpu_ranks, [2]);
+    assert_eq!(r.median_compute_ns, 2_000_000);
+    let [s] = r.stragglers.as_slice() else {
+        panic!("{:?}", r.stragglers)
+    };
+    assert_eq!((s.rank, s.extra_compute_ns), (1, 100_000));
+    assert_eq!(
+        s.reason,
+        "compute 100.00us (5.0%) above the median rank's 2.0000ms"
+    );
+}
+
+#[test]
+fn compute_above_a_median_of_nothing_gives_no_percentage() {
+    // Ranks 0 and 1 ran only communication kernels: the median compute is 0, and "(0.0%)
+    // above" would say the opposite of what happened.
+    let facts = [
+        bare_rank(0, 1_000, 0),
+        bare_rank(1, 1_000, 0),
+        bare_rank(2, 1_000, 700),
+    ];
+    let r = fleet_report(&facts);
+    assert!(r.no_gpu_ranks.is_empty());
+    let [s] = r.stragglers.as_slice() else {
+        panic!("{:?}", r.stragglers)
+    };
+    assert_eq!(s.rank, 2);
+    assert_eq!(
+        s.reason,
+        "compute 700ns where the median rank computes nothing"
+    );
+}
+
+#[test]
+fn world_sizes_that_do_not_add_up_are_warned_about() {
+    let sized = |rank: i64, world: Option<i64>| RankFacts {
+        world_size: world,
+        ..bare_rank(rank, 1_000, 500)
+    };
+    let warnings = |facts: &[RankFacts]| fleet_report(facts).warnings;
+    // Before, a job of 2 ranks whose traces said 16 read as the whole job.
+    assert_eq!(
+        warnings(&[sized(0, Some(16)), sized(1, Some(16))]),
+        [
+            "2 of the 16 ranks the traces give are here; missing: 2, 3, 4, 5, 6, 7, 8, 9, 10, 11 \
+          and 4 more"
+        ]
+    );
+    assert_eq!(
+        warnings(&[sized(0, Some(2)), sized(1, Some(16))]),
+        ["the traces disagree on the world size: 2 (rank 0), 16 (rank 1); are they of one job?"]
+    );
+    assert_eq!(
+        warnings(&[sized(-1, Some(2)), sized(i64::MAX, Some(2))]),
+        [
+            "rank -1, 9223372036854775807 outside the world of 2 ranks (0 to 1) the traces give",
+            "0 of the 2 ranks the traces give are here; missing: 0, 1"
+        ]
+    );
+    // A world of i64::MAX ranks: ten listed, the rest counted, without walking them all.
+    assert_eq!(
+        warnings(&[sized(0, Some(i64::MAX))]),
+        [format!(
+            "1 of the {} ranks the traces give are here; missing: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 \
+             and {} more",
+            i64::MAX,
+            i64::MAX - 11
+        )]
+    );
+    assert_eq!(
+        warnings(&[sized(0, Some(0))]),
+        ["the traces give a world size of 0"]
+    );
+    assert!(warnings(&[sized(0, Some(2)), sized(1, Some(2))]).is_empty());
+    assert!(warnings(&[sized(0, None), sized(5, None)]).is_empty());
+}
