@@ -1,6 +1,7 @@
 //! `warpscope export`: profiles, or every rank of a job, written as Parquet tables for cluster
 //! engines (`warpscope-export`), or as CSV files of the ranked tables.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -27,6 +28,8 @@ pub enum ExportFormat {
 struct RunDone {
     rows: Vec<(&'static str, usize)>,
     facts: RankFacts,
+    /// The files written.
+    files: Vec<PathBuf>,
 }
 
 /// Writes the files (and the trace files of the directories) given under `out`, each file on
@@ -44,7 +47,6 @@ pub fn export(paths: &[PathBuf], out: &Path, format: ExportFormat) -> Result<Str
         );
     }
     std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create", out.display()))?;
-    let stale = remove_earlier_export(out, format)?;
     let mut slots: Vec<(usize, PathBuf)> = files.iter().cloned().enumerate().collect();
     let results = warpscope_core::parallel::map_mut(
         &mut slots,
@@ -57,7 +59,13 @@ pub fn export(paths: &[PathBuf], out: &Path, format: ExportFormat) -> Result<Str
     for r in results {
         done.push(r?);
     }
+    let mut written: HashSet<PathBuf> = done.iter().flat_map(|d| d.files.clone()).collect();
     let mut text = String::new();
+    let fleet_csv = write_fleet_csv(out, format, &done, &mut text)?;
+    written.extend(fleet_csv);
+    // Only once everything is written: what an earlier export left and this one did not
+    // overwrite goes, so that an export that fails half-way leaves the earlier one readable.
+    let stale = remove_earlier_export(out, format, &written)?;
     if stale > 0 {
         text.push_str(&format!(
             "removed {stale} file{} of an earlier export from {}/\n",
@@ -80,31 +88,51 @@ pub fn export(paths: &[PathBuf], out: &Path, format: ExportFormat) -> Result<Str
         }
         ExportFormat::Csv => {
             text.push_str(&format!("wrote CSV under {}/\n", out.display()));
-            if done.len() > 1 {
-                let mut facts: Vec<RankFacts> = done.into_iter().map(|d| d.facts).collect();
-                // Ranks as `warpscope fleet` numbers them; files of one rank are not one job.
-                match number_ranks(&mut facts) {
-                    Ok(()) => {
-                        let report = fleet_report(&facts);
-                        let path = out.join("fleet_ranks.csv");
-                        std::fs::write(&path, crate::report::fleet(&report, 0, OutputFormat::Csv)?)
-                            .with_context(|| format!("{}: cannot write", path.display()))?;
-                    }
-                    Err(e) => text.push_str(&format!(
-                        "no fleet_ranks.csv, the files are not the ranks of one job: {e}\n"
-                    )),
-                }
-            }
         }
     }
     Ok(text)
 }
 
+/// With CSV and several files: `fleet_ranks.csv`, the ranks as `warpscope fleet` numbers them
+/// (files of one rank are not one job: then a line in `text` says why there is none). Returns
+/// the file written.
+fn write_fleet_csv(
+    out: &Path,
+    format: ExportFormat,
+    done: &[RunDone],
+    text: &mut String,
+) -> Result<Option<PathBuf>> {
+    if format != ExportFormat::Csv || done.len() < 2 {
+        return Ok(None);
+    }
+    let mut facts: Vec<RankFacts> = done.iter().map(|d| d.facts.clone()).collect();
+    match number_ranks(&mut facts) {
+        Ok(()) => {
+            let report = fleet_report(&facts);
+            let path = out.join("fleet_ranks.csv");
+            std::fs::write(&path, crate::report::fleet(&report, 0, OutputFormat::Csv)?)
+                .with_context(|| format!("{}: cannot write", path.display()))?;
+            Ok(Some(path))
+        }
+        Err(e) => {
+            text.push_str(&format!(
+                "no fleet_ranks.csv, the files are not the ranks of one job: {e}\n"
+            ));
+            Ok(None)
+        }
+    }
+}
+
 /// Removes the files an earlier export left under `out` (`<table>/run-NNNNN.parquet`, or
-/// `run-NNNNN-*.summary.csv` and `fleet_ranks.csv`), so that a job of fewer ranks written over a
-/// larger one does not leave the larger one's ranks to be read with it (every engine reads a
-/// table as all the files of its directory). Other files are left alone. Returns how many went.
-fn remove_earlier_export(out: &Path, format: ExportFormat) -> Result<usize> {
+/// `run-NNNNN-*.summary.csv` and `fleet_ranks.csv`) that this one did not write (`written`), so
+/// that a job of fewer ranks written over a larger one does not leave the larger one's ranks to
+/// be read with it (every engine reads a table as all the files of its directory). Other files
+/// are left alone. Returns how many went.
+fn remove_earlier_export(
+    out: &Path,
+    format: ExportFormat,
+    written: &HashSet<PathBuf>,
+) -> Result<usize> {
     let mut removed = 0;
     let mut remove_matching = |dir: &Path, is_ours: &dyn Fn(&str) -> bool| -> Result<()> {
         let Ok(list) = std::fs::read_dir(dir) else {
@@ -113,7 +141,7 @@ fn remove_earlier_export(out: &Path, format: ExportFormat) -> Result<usize> {
         for entry in list.filter_map(Result::ok) {
             let path = entry.path();
             let name = entry.file_name().to_string_lossy().into_owned();
-            if path.is_file() && is_ours(&name) {
+            if path.is_file() && is_ours(&name) && !written.contains(&path) {
                 std::fs::remove_file(&path)
                     .with_context(|| format!("{}: cannot remove", path.display()))?;
                 removed += 1;
@@ -151,6 +179,7 @@ fn is_run_number(text: &str) -> bool {
 fn export_one(file: &Path, position: usize, out: &Path, format: ExportFormat) -> Result<RunDone> {
     let profile = import_file(file, &Progress::default())?;
     let facts = RankFacts::of(&profile, position);
+    let mut files = Vec::new();
     let rows = match format {
         ExportFormat::Parquet => {
             let meta = RunMeta {
@@ -161,7 +190,10 @@ fn export_one(file: &Path, position: usize, out: &Path, format: ExportFormat) ->
             export_parquet(&profile, meta, out)?
                 .tables
                 .into_iter()
-                .map(|(t, _, rows)| (t, rows))
+                .map(|(t, file, rows)| {
+                    files.push(file);
+                    (t, rows)
+                })
                 .collect()
         }
         ExportFormat::Csv => {
@@ -172,8 +204,9 @@ fn export_one(file: &Path, position: usize, out: &Path, format: ExportFormat) ->
             let path = out.join(format!("run-{position:05}-{stem}.summary.csv"));
             std::fs::write(&path, crate::report::summary(&summary, OutputFormat::Csv)?)
                 .with_context(|| format!("{}: cannot write", path.display()))?;
+            files.push(path);
             Vec::new()
         }
     };
-    Ok(RunDone { rows, facts })
+    Ok(RunDone { rows, facts, files })
 }
