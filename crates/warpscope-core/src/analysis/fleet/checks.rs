@@ -1,8 +1,9 @@
 //! What a job's traces say about themselves that does not add up: world sizes that disagree,
-//! ranks missing from the stated world, ranks outside it. Each is a warning in the report, not
-//! an error (a user may open a subset of the ranks on purpose), but the report must say so.
+//! ranks missing from the stated world, ranks outside it, ranks that ran different numbers of a
+//! process group's collectives in one step. Each is a warning in the report, not an error (a
+//! user may open a subset of the ranks on purpose), but the report must say so.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::RankFacts;
 
@@ -71,4 +72,65 @@ pub(super) fn job_warnings(ranks: &[RankFacts]) -> Vec<String> {
         ));
     }
     warnings
+}
+
+/// Process groups and steps listed one by one at most, in the collective-count warning.
+const MISMATCHES_LISTED: usize = 3;
+
+/// Collectives are matched by their order within a process group and step
+/// (`collectives::match_collectives`): where ranks of a group ran different numbers of its
+/// collectives in one step (a trace that lost events, or ranks of different jobs), the calls
+/// after the first difference may be paired with the wrong ones. Ranks without any call of the
+/// group in that step are not compared (they need not belong to it). The warning names the
+/// first few such groups and steps with the counts.
+pub(super) fn collective_count_warnings(ranks: &[RankFacts]) -> Vec<String> {
+    // (group, step) → rank → calls.
+    let mut counts: BTreeMap<(&str, Option<u64>), BTreeMap<i64, usize>> = BTreeMap::new();
+    for r in ranks {
+        for c in &r.collectives {
+            *counts
+                .entry((c.group.as_str(), c.step))
+                .or_default()
+                .entry(r.rank)
+                .or_default() += 1;
+        }
+    }
+    let mismatched: Vec<String> = counts
+        .iter()
+        .filter_map(|((group, step), per_rank)| {
+            let (lo, hi) = (per_rank.values().min()?, per_rank.values().max()?);
+            if lo == hi {
+                return None;
+            }
+            let rank_of = |n: usize| per_rank.iter().find(|&(_, &c)| c == n).map(|(&r, _)| r);
+            let group = match *group {
+                "" => "(unnamed)".to_string(),
+                g if g.chars().count() > 40 => {
+                    format!("{}…", g.chars().take(40).collect::<String>())
+                }
+                g => g.to_string(),
+            };
+            let step =
+                step.map_or_else(|| "outside the steps".to_string(), |s| format!("step {s}"));
+            Some(format!(
+                "group {group}, {step}: rank {} ran {lo}, rank {} ran {hi}",
+                rank_of(*lo)?,
+                rank_of(*hi)?
+            ))
+        })
+        .collect();
+    if mismatched.is_empty() {
+        return Vec::new();
+    }
+    let more = mismatched.len().saturating_sub(MISMATCHES_LISTED);
+    vec![format!(
+        "ranks ran different numbers of a process group's collectives ({}{}): collectives are \
+         matched by their order, so those after the first difference may be paired wrongly",
+        mismatched[..mismatched.len().min(MISMATCHES_LISTED)].join("; "),
+        if more > 0 {
+            format!("; and {more} more")
+        } else {
+            String::new()
+        }
+    )]
 }

@@ -215,7 +215,10 @@ pub fn fleet_report(ranks: &[RankFacts]) -> FleetReport {
         aligned,
         median_compute_ns,
         no_gpu_ranks,
-        warnings: checks::job_warnings(&ranks),
+        warnings: checks::job_warnings(&ranks)
+            .into_iter()
+            .chain(checks::collective_count_warnings(&ranks))
+            .collect(),
     }
 }
 

@@ -497,3 +497,42 @@ fn world_sizes_that_do_not_add_up_are_warned_about() {
     assert!(warnings(&[sized(0, Some(2)), sized(1, Some(2))]).is_empty());
     assert!(warnings(&[sized(0, None), sized(5, None)]).is_empty());
 }
+
+/// A collective call of group `group` in step 1 at `start_ns`.
+fn call(group: &str, start_ns: i64) -> CollectiveCall {
+    CollectiveCall {
+        group: group.to_string(),
+        name: "AllReduce".to_string(),
+        step: Some(1),
+        start_ns,
+        end_ns: start_ns + 10,
+    }
+}
+
+#[test]
+fn ranks_that_ran_different_numbers_of_a_groups_collectives_are_warned_about() {
+    let with_calls = |rank: i64, calls: Vec<CollectiveCall>| RankFacts {
+        collectives: calls,
+        ..bare_rank(rank, 1_000, 500)
+    };
+    let agree = [
+        with_calls(0, vec![call("0", 100), call("0", 200)]),
+        with_calls(1, vec![call("0", 100), call("0", 200)]),
+        // Not in group "1": rank 2 is not compared there.
+        with_calls(2, vec![call("0", 100), call("0", 200), call("1", 300)]),
+    ];
+    assert!(fleet_report(&agree).warnings.is_empty());
+    let lost = [
+        with_calls(0, vec![call("0", 100), call("0", 200)]),
+        with_calls(1, vec![call("0", 100)]),
+        with_calls(2, vec![call("0", 100), call("0", 200)]),
+    ];
+    assert_eq!(
+        fleet_report(&lost).warnings,
+        [
+            "ranks ran different numbers of a process group's collectives (group 0, step 1: rank 1 \
+          ran 1, rank 0 ran 2): collectives are matched by their order, so those after the first \
+          difference may be paired wrongly"
+        ]
+    );
+}
