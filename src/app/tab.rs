@@ -86,7 +86,10 @@ impl Tab {
     pub fn title(&self) -> String {
         let name = file_name(&self.profile.source.path);
         match &self.job {
-            Some(job) => format!("{name} (job of {} ranks)", job.ranks.len()),
+            Some(job) => format!(
+                "{name} (job of {})",
+                warpscope_ui::fleet::ranks_text(job.ranks.len())
+            ),
             None => name,
         }
     }

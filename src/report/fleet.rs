@@ -49,8 +49,8 @@ fn fleet_table(r: &FleetReport, top: usize) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "==warpscope== Job of {} ranks{}",
-        r.ranks.len(),
+        "==warpscope== Job of {}{}",
+        warpscope_ui::fleet::ranks_text(r.ranks.len()),
         if r.aligned {
             ", on one clock (Unix-epoch origins)"
         } else {

@@ -103,6 +103,15 @@ impl Scale {
     }
 }
 
+/// `1 rank`, `8 ranks`.
+pub fn ranks_text(n: usize) -> String {
+    if n == 1 {
+        "1 rank".to_string()
+    } else {
+        format!("{n} ranks")
+    }
+}
+
 /// Rank rows: highest straggler score first, then by rank.
 pub fn rank_order(report: &FleetReport) -> Vec<i64> {
     let mut ranks: Vec<i64> = report.ranks.iter().map(|r| r.rank).collect();
@@ -132,7 +141,7 @@ pub fn fleet_ui(
     timeline: &mut TimelineState,
 ) -> Option<(i64, u64)> {
     ui.horizontal(|ui| {
-        ui.strong(format!("Job of {} ranks", report.ranks.len()));
+        ui.strong(format!("Job of {}", ranks_text(report.ranks.len())));
         ui.label("Colour:");
         for m in Metric::ALL {
             ui.selectable_value(&mut state.metric, m, m.label());
