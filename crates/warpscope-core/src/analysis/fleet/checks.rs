@@ -1,6 +1,6 @@
 //! What a job's traces say about themselves that does not add up: world sizes that disagree,
 //! ranks missing from the stated world, ranks outside it, ranks that ran different numbers of a
-//! process group's collectives in one step. Each is a warning in the report, not an error (a
+//! process group's collectives in one step, steps that overlap. Each is a warning in the report, not an error (a
 //! user may open a subset of the ranks on purpose), but the report must say so.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -127,6 +127,42 @@ pub(super) fn collective_count_warnings(ranks: &[RankFacts]) -> Vec<String> {
         "ranks ran different numbers of a process group's collectives ({}{}): collectives are \
          matched by their order, so those after the first difference may be paired wrongly",
         mismatched[..mismatched.len().min(MISMATCHES_LISTED)].join("; "),
+        if more > 0 {
+            format!("; and {more} more")
+        } else {
+            String::new()
+        }
+    )]
+}
+
+/// Steps of a rank that start before the step before them ends (a `ProfilerStep#N` range
+/// recorded twice, or nested in another): the rank's mean step time then counts the overlap
+/// twice. One warning for the job, naming the first overlap of up to three ranks.
+pub(super) fn overlapping_step_warnings(ranks: &[RankFacts]) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut count = 0usize;
+    for r in ranks {
+        let mut steps: Vec<(i64, i64, u64)> = r
+            .steps
+            .iter()
+            .map(|s| (s.start_ns, s.end_ns, s.step))
+            .collect();
+        steps.sort_unstable();
+        if let Some(w) = steps.windows(2).find(|w| w[1].0 < w[0].1) {
+            count += 1;
+            if found.len() < MISMATCHES_LISTED {
+                found.push(format!("rank {}: steps {} and {}", r.rank, w[0].2, w[1].2));
+            }
+        }
+    }
+    if count == 0 {
+        return Vec::new();
+    }
+    let more = count - found.len();
+    vec![format!(
+        "steps overlap on {count} rank{} ({}{}): a rank's mean step time counts the overlap twice",
+        if count == 1 { "" } else { "s" },
+        found.join("; "),
         if more > 0 {
             format!("; and {more} more")
         } else {

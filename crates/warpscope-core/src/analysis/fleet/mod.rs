@@ -218,6 +218,7 @@ pub fn fleet_report(ranks: &[RankFacts]) -> FleetReport {
         warnings: checks::job_warnings(&ranks)
             .into_iter()
             .chain(checks::collective_count_warnings(&ranks))
+            .chain(checks::overlapping_step_warnings(&ranks))
             .collect(),
     }
 }

@@ -536,3 +536,32 @@ fn ranks_that_ran_different_numbers_of_a_groups_collectives_are_warned_about() {
         ]
     );
 }
+
+#[test]
+fn overlapping_steps_are_warned_about() {
+    let step = |step: u64, start_ns: i64, end_ns: i64| StepFacts {
+        step,
+        start_ns,
+        end_ns,
+        breakdown: Breakdown::default(),
+    };
+    let with_steps = |rank: i64, steps: Vec<StepFacts>| RankFacts {
+        steps,
+        world_size: None,
+        ..bare_rank(rank, 1_000, 500)
+    };
+    // Steps that touch do not overlap.
+    let fine = [with_steps(0, vec![step(1, 0, 100), step(2, 100, 200)])];
+    assert!(fleet_report(&fine).warnings.is_empty());
+    let nested = [
+        with_steps(0, vec![step(1, 0, 100), step(2, 100, 200)]),
+        with_steps(1, vec![step(1, 0, 200), step(2, 50, 150)]),
+    ];
+    assert_eq!(
+        fleet_report(&nested).warnings,
+        [
+            "steps overlap on 1 rank (rank 1: steps 1 and 2): a rank's mean step time counts the \
+          overlap twice"
+        ]
+    );
+}
