@@ -1,6 +1,6 @@
 //! What a job's traces say about themselves that does not add up: world sizes that disagree,
 //! ranks missing from the stated world, ranks outside it, ranks that ran different numbers of a
-//! process group's collectives in one step, steps that overlap. Each is a warning in the report, not an error (a
+//! process group's collectives in one step, steps that overlap, clocks that start far apart. Each is a warning in the report, not an error (a
 //! user may open a subset of the ranks on purpose), but the report must say so.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -168,5 +168,32 @@ pub(super) fn overlapping_step_warnings(ranks: &[RankFacts]) -> Vec<String> {
         } else {
             String::new()
         }
+    )]
+}
+
+/// How far apart the ranks' Unix-epoch origins may be before the report doubts they are of one
+/// run: the ranks of a job start profiling within seconds of each other.
+pub(super) const ONE_RUN_SPREAD_NS: i64 = 3_600 * 1_000_000_000;
+
+/// Ranks whose clocks start more than [`ONE_RUN_SPREAD_NS`] apart: they are put on one time
+/// axis all the same, but are probably traces of different runs.
+pub(super) fn clock_spread_warnings(ranks: &[RankFacts]) -> Vec<String> {
+    let with_origin = || {
+        ranks
+            .iter()
+            .filter_map(|r| Some((r.unix_origin_ns?, r.rank)))
+    };
+    let (Some(first), Some(last)) = (with_origin().min(), with_origin().max()) else {
+        return Vec::new();
+    };
+    let spread_ns = last.0.saturating_sub(first.0);
+    if spread_ns <= ONE_RUN_SPREAD_NS {
+        return Vec::new();
+    }
+    let hours = spread_ns as f64 / 3.6e12;
+    vec![format!(
+        "the ranks' clocks start {hours:.1} hours apart (rank {} first, rank {} last): are they \
+         traces of one run?",
+        first.1, last.1
     )]
 }

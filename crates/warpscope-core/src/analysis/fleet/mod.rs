@@ -219,6 +219,7 @@ pub fn fleet_report(ranks: &[RankFacts]) -> FleetReport {
             .into_iter()
             .chain(checks::collective_count_warnings(&ranks))
             .chain(checks::overlapping_step_warnings(&ranks))
+            .chain(checks::clock_spread_warnings(&ranks))
             .collect(),
     }
 }

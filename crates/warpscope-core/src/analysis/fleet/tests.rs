@@ -565,3 +565,31 @@ fn overlapping_steps_are_warned_about() {
         ]
     );
 }
+
+#[test]
+fn ranks_whose_clocks_start_hours_apart_are_warned_about() {
+    let at = |rank: i64, origin_ns: i64| RankFacts {
+        unix_origin_ns: Some(origin_ns),
+        world_size: None,
+        ..bare_rank(rank, 1_000, 500)
+    };
+    let hour_ns = 3_600 * 1_000_000_000i64;
+    let day = 1_795_000_000 * 1_000_000_000i64;
+    assert!(
+        fleet_report(&[at(0, day), at(1, day + hour_ns)])
+            .warnings
+            .is_empty()
+    );
+    assert_eq!(
+        fleet_report(&[
+            at(0, day + 2 * hour_ns),
+            at(1, day),
+            at(2, day + hour_ns / 2)
+        ])
+        .warnings,
+        [
+            "the ranks' clocks start 2.0 hours apart (rank 1 first, rank 0 last): are they traces \
+          of one run?"
+        ]
+    );
+}
