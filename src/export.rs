@@ -27,7 +27,8 @@ pub enum ExportFormat {
 /// What one file's export wrote.
 struct RunDone {
     rows: Vec<(&'static str, usize)>,
-    facts: RankFacts,
+    /// What `fleet_ranks.csv` needs of the file (CSV only).
+    facts: Option<RankFacts>,
     /// The files written.
     files: Vec<PathBuf>,
 }
@@ -61,7 +62,7 @@ pub fn export(paths: &[PathBuf], out: &Path, format: ExportFormat) -> Result<Str
     }
     let mut written: HashSet<PathBuf> = done.iter().flat_map(|d| d.files.clone()).collect();
     let mut text = String::new();
-    let fleet_csv = write_fleet_csv(out, format, &done, &mut text)?;
+    let fleet_csv = write_fleet_csv(out, format, &mut done, &mut text)?;
     written.extend(fleet_csv);
     // Only once everything is written: what an earlier export left and this one did not
     // overwrite goes, so that an export that fails half-way leaves the earlier one readable.
@@ -99,13 +100,13 @@ pub fn export(paths: &[PathBuf], out: &Path, format: ExportFormat) -> Result<Str
 fn write_fleet_csv(
     out: &Path,
     format: ExportFormat,
-    done: &[RunDone],
+    done: &mut [RunDone],
     text: &mut String,
 ) -> Result<Option<PathBuf>> {
     if format != ExportFormat::Csv || done.len() < 2 {
         return Ok(None);
     }
-    let mut facts: Vec<RankFacts> = done.iter().map(|d| d.facts.clone()).collect();
+    let mut facts: Vec<RankFacts> = done.iter_mut().filter_map(|d| d.facts.take()).collect();
     match number_ranks(&mut facts) {
         Ok(()) => {
             let report = fleet_report(&facts);
@@ -178,7 +179,7 @@ fn is_run_number(text: &str) -> bool {
 /// Reads one file and writes it as run `position`.
 fn export_one(file: &Path, position: usize, out: &Path, format: ExportFormat) -> Result<RunDone> {
     let profile = import_file(file, &Progress::default())?;
-    let facts = RankFacts::of(&profile, position);
+    let mut facts = None;
     let mut files = Vec::new();
     let rows = match format {
         ExportFormat::Parquet => {
@@ -197,6 +198,7 @@ fn export_one(file: &Path, position: usize, out: &Path, format: ExportFormat) ->
                 .collect()
         }
         ExportFormat::Csv => {
+            facts = Some(RankFacts::of(&profile, position));
             let summary = summary_report(&profile, TimeRange::ALL, None);
             // Numbered like the Parquet files: two files of one name in two folders do not
             // overwrite each other.

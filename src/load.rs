@@ -30,10 +30,7 @@ pub fn load_job(paths: &[PathBuf], keep_profiles: bool, timings: bool) -> Result
             bytes as f64 / 1e6,
             started.elapsed().as_secs_f64(),
             warpscope_core::parallel::threads(),
-            peak_rss().map_or_else(
-                || "unknown".to_string(),
-                |kb| format!("{:.1} MB", kb as f64 / 1024.0)
-            ),
+            peak_rss_text(),
         );
     }
     Ok(job)
@@ -71,10 +68,7 @@ fn print_timings(profile: &Profile, t: &ImportTimings) {
         t.read.as_secs_f64(),
         t.parse.as_secs_f64(),
         t.index.as_secs_f64(),
-        peak_rss().map_or_else(
-            || "unknown".to_string(),
-            |kb| format!("{:.1} MB", kb as f64 / 1024.0)
-        ),
+        peak_rss_text(),
     );
 }
 
@@ -83,4 +77,12 @@ fn peak_rss() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The process's peak resident memory, for the timing lines.
+fn peak_rss_text() -> String {
+    peak_rss().map_or_else(
+        || "unknown".to_string(),
+        |kb| format!("{:.1} MB", kb as f64 / 1024.0),
+    )
 }

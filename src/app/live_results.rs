@@ -8,6 +8,8 @@ use egui::Color32;
 use egui_plot::{Legend, Line, Plot, Points};
 use warpscope_live::{LiveRun, PointResult, Target, format_size};
 
+use super::live_source::ERROR;
+
 /// The results of a live run: a row per point, then time against size on log-log axes, one line
 /// per configuration (CPU included).
 pub fn live_results_ui(ui: &mut egui::Ui, run: &LiveRun) {
@@ -141,8 +143,6 @@ fn results_table_ui(ui: &mut egui::Ui, run: &LiveRun) {
         });
 }
 
-const ERROR: Color32 = Color32::from_rgb(0xe0, 0x60, 0x50);
-
 /// Which plot the results page shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum PlotKind {
@@ -270,14 +270,14 @@ fn roofline_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
             // From a decade left of the points or the leftmost ridge to past the rightmost.
             let ridges = maths
                 .iter()
-                .filter_map(|m| Some(run.peaks.compute(*m)? / bw))
+                .filter_map(|m| run.ridge(*m))
                 .fold((f64::INFINITY, 0f64), |(a, b), r| (a.min(r), b.max(r)));
             let (x0, x1) = (lo.min(ridges.0) / 10.0, hi.max(ridges.1) * 4.0);
             for (i, math) in maths.iter().enumerate() {
-                let Some(compute) = run.peaks.compute(*math) else {
+                let (Some(compute), Some(ridge)) = (run.peaks.compute(*math), run.ridge(*math))
+                else {
                     continue;
                 };
-                let ridge = compute / bw;
                 let roof: Vec<[f64; 2]> = [x0, ridge.clamp(x0, x1), x1]
                     .iter()
                     .map(|&x| {

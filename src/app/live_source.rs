@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use egui::{Color32, RichText};
-use warpscope_live::user::spec::{Param, kernels_in};
+use warpscope_live::user::spec::{Param, ScalarType, kernels_in};
 use warpscope_live::{SweepPlan, UserKernel, UserRequest, parse_blocks, parse_sizes};
 
 /// Colour of error text.
@@ -19,6 +19,9 @@ pub struct SourceForm {
     /// The file.
     pub path: PathBuf,
     source: String,
+    /// The source with line numbers and its line count, as the Source section shows them
+    /// (made once: the file is not read again).
+    numbered: (String, usize),
     kernels: Vec<(String, Vec<Param>)>,
     /// The kernel to time.
     pub kernel: String,
@@ -53,10 +56,11 @@ pub fn default_spec(params: &[Param]) -> String {
     params
         .iter()
         .map(|p| {
-            let ty = p.ty.map_or("f32", |t| t.as_str());
+            let t = p.ty.unwrap_or(ScalarType::F32);
+            let ty = t.as_str();
             if p.pointer {
                 format!("{ty}[N]=rand")
-            } else if ty.starts_with('f') {
+            } else if t.is_float() {
                 format!("{ty}=1.5")
             } else {
                 format!("{ty}=N")
@@ -77,9 +81,18 @@ impl SourceForm {
                 path.display()
             ));
         };
+        let numbered = (
+            source
+                .lines()
+                .enumerate()
+                .map(|(i, l)| format!("{:>4}  {l}\n", i + 1))
+                .collect(),
+            source.lines().count(),
+        );
         Ok(Self {
             path: path.to_path_buf(),
             source,
+            numbered,
             kernels,
             args: default_spec(&params),
             kernel: first,
@@ -290,20 +303,15 @@ impl SourceForm {
 
     /// The source with line numbers, and NVRTC's log under it.
     pub fn source_ui(&self, ui: &mut egui::Ui, log: Option<&str>) {
-        egui::CollapsingHeader::new(format!("Source ({} lines)", self.source.lines().count()))
+        let (numbered, lines) = &self.numbered;
+        egui::CollapsingHeader::new(format!("Source ({lines} lines)"))
             .id_salt("live_user_source")
             .show(ui, |ui| {
                 egui::ScrollArea::both()
                     .id_salt("live_user_source_scroll")
                     .max_height(220.0)
                     .show(ui, |ui| {
-                        let numbered: String = self
-                            .source
-                            .lines()
-                            .enumerate()
-                            .map(|(i, l)| format!("{:>4}  {l}\n", i + 1))
-                            .collect();
-                        ui.label(RichText::new(numbered).monospace().size(11.0));
+                        ui.label(RichText::new(numbered.as_str()).monospace().size(11.0));
                     });
             });
         if let Some(log) = log.filter(|l| !l.trim().is_empty()) {

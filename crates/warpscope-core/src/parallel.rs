@@ -33,8 +33,8 @@ pub fn threads() -> usize {
 }
 
 /// Applies `f` to every item on up to [`threads`] threads and returns the results in item
-/// order. Items go to threads heaviest first (by `weight`), each to the least loaded thread,
-/// so that one big item does not wait behind small ones. With one thread, or one item, it all
+/// order. Items go to threads heaviest first (by `weight`, asked once per item), each to the
+/// least loaded thread, so that one big item does not wait behind small ones. With one thread, or one item, it all
 /// runs on the calling thread.
 pub fn map_mut<T, R>(
     items: &mut [T],
@@ -49,12 +49,15 @@ where
     if threads <= 1 {
         return items.iter_mut().map(f).collect();
     }
-    let mut order: Vec<(usize, &mut T)> = items.iter_mut().enumerate().collect();
-    order.sort_by_key(|(_, t)| std::cmp::Reverse(weight(t)));
+    let mut order: Vec<(usize, usize, &mut T)> = items
+        .iter_mut()
+        .enumerate()
+        .map(|(i, t)| (i, weight(t), t))
+        .collect();
+    order.sort_by_key(|&(_, w, _)| std::cmp::Reverse(w));
     let mut buckets: Vec<(usize, Vec<(usize, &mut T)>)> =
         (0..threads).map(|_| (0, Vec::new())).collect();
-    for (i, item) in order {
-        let w = weight(item);
+    for (i, w, item) in order {
         if let Some(lightest) = buckets.iter_mut().min_by_key(|(load, _)| *load) {
             lightest.0 = lightest.0.saturating_add(w.max(1));
             lightest.1.push((i, item));

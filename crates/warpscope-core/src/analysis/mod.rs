@@ -123,9 +123,15 @@ impl Durations {
             *self = other;
             return;
         }
-        match other {
-            Self::Narrow(v) => v.into_iter().for_each(|d| self.push(i64::from(d))),
-            Self::Wide(v) => v.into_iter().for_each(|d| self.push(d)),
+        match (&mut *self, other) {
+            (Self::Narrow(a), Self::Narrow(b)) => a.extend(b),
+            (Self::Wide(a), Self::Wide(b)) => a.extend(b),
+            (Self::Wide(a), Self::Narrow(b)) => a.extend(b.into_iter().map(i64::from)),
+            (Self::Narrow(a), Self::Wide(b)) => {
+                let mut wide: Vec<i64> = a.iter().map(|&x| i64::from(x)).collect();
+                wide.extend(b);
+                *self = Self::Wide(wide);
+            }
         }
     }
 
@@ -232,10 +238,13 @@ impl ActivityKey {
             EventKind::Kernel => Self::Kernel(ev.name[i]),
             EventKind::Memset => Self::Copy(CopyKind::Memset, ActivityKind::Memset),
             kind if kind.is_gpu_activity() => {
-                let ck = profile
-                    .copy_info(track, i)
-                    .map_or(CopyKind::Unknown, |c| c.kind);
-                Self::Copy(ck, ActivityKind::Memcpy)
+                let ck = match kind {
+                    EventKind::Memcpy | EventKind::UnifiedMemory => {
+                        profile.copies.kind(ev.detail[i] as usize)
+                    }
+                    _ => None,
+                };
+                Self::Copy(ck.unwrap_or(CopyKind::Unknown), ActivityKind::Memcpy)
             }
             _ => return None,
         })

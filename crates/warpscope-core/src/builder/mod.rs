@@ -931,18 +931,19 @@ impl CorrelationIndex {
     /// ids are dense, then (dense) to find the last row of each id and to put its place in, or
     /// (sparse) to fill the map in one pass.
     fn new<I: Iterator<Item = ApiCall>>(calls: impl Fn() -> I) -> Self {
-        let scope = calls().next().map_or(0, |a| a.scope);
         let (mut first, mut last, mut count, mut one_scope) = (u64::MAX, 0, 0u64, true);
+        let mut scope = None;
         let (mut max_track, mut max_index, mut max_row) = (0u32, 0u32, 0u32);
         for call in calls() {
             first = first.min(call.corr);
             last = last.max(call.corr);
             count += 1;
-            one_scope &= call.scope == scope;
+            one_scope &= call.scope == *scope.get_or_insert(call.scope);
             max_track = max_track.max(call.at.track);
             max_index = max_index.max(call.at.index);
             max_row = max_row.max(call.row);
         }
+        let scope = scope.unwrap_or(0);
         let bits = |v: u32| u32::BITS - v.leading_zeros();
         let index_bits = bits(max_index);
         let packs = bits(max_track) + index_bits <= 31 && max_row < ROW_MARK;

@@ -308,6 +308,11 @@ impl CopyTable {
         })
     }
 
+    /// The kind of row `row`, without building the whole row.
+    pub fn kind(&self, row: usize) -> Option<CopyKind> {
+        self.kind.get(row).copied()
+    }
+
     /// The correlation id of row `row`, without building the whole row.
     pub fn correlation(&self, row: usize) -> Option<u64> {
         self.correlation.get(row)

@@ -198,10 +198,6 @@ pub fn run_sweep(
         ));
     }
     let peak_launches = if opts.measure_peaks { 28 } else { 0 };
-    progress.total.store(
-        plan.launches().saturating_add(peak_launches),
-        Ordering::Relaxed,
-    );
     progress.set_status(format!("starting on {}", facts.name));
     let cost_passes = if opts.cupti_cost && opts.use_cupti {
         2

@@ -182,16 +182,11 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
     }
     progress.set_total(files.len() as u64);
     let done = AtomicU64::new(0);
-    type Slot = (usize, PathBuf, u64);
-    let mut slots: Vec<Slot> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (i, f.clone(), std::fs::metadata(f).map_or(0, |m| m.len())))
-        .collect();
+    let mut slots: Vec<(usize, PathBuf)> = files.iter().cloned().enumerate().collect();
     let results = crate::parallel::map_mut(
         &mut slots,
-        |s| usize::try_from(s.2).unwrap_or(usize::MAX),
-        |(position, path, _)| -> Result<(RankFacts, Option<Profile>), ImportError> {
+        |(_, f)| std::fs::metadata(f).map_or(0, |m| usize::try_from(m.len()).unwrap_or(usize::MAX)),
+        |(position, path)| -> Result<(RankFacts, Option<Profile>), ImportError> {
             if progress.is_cancelled() {
                 return Err(ImportError::Cancelled { path: path.clone() });
             }

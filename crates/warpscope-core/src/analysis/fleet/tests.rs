@@ -295,59 +295,57 @@ fn a_job_in_a_directory_opens_in_file_order_and_a_duplicate_rank_is_an_error() {
 
 use crate::import::Progress;
 
-#[test]
-fn a_file_without_a_rank_is_numbered_after_the_known_ranks() {
-    let dir = std::env::temp_dir().join(format!("warpscope-fleet-norank-{}", std::process::id()));
+/// The (rank, where it came from) of each file when `profiles` are saved as `names` in a
+/// directory of their own (`tag` names it) and opened as a job.
+fn ranks_of_job_saved_as(
+    tag: &str,
+    names: &[&str],
+    profiles: &[Profile],
+) -> Vec<(i64, RankSource)> {
+    let dir = std::env::temp_dir().join(format!("warpscope-fleet-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut profiles = job(3, 1, Plant::default());
-    // Rank 1's trace loses its distributedInfo and is saved under a name without a rank.
-    profiles[1].distributed = None;
-    for (name, p) in ["a_rank5.json", "b.json", "c_rank0.json"]
-        .iter()
-        .zip(&profiles)
-    {
+    for (name, p) in names.iter().zip(profiles) {
         crate::export::save_chrome_trace(p, &dir.join(name)).unwrap();
     }
     let files = job_files(std::slice::from_ref(&dir)).unwrap();
     let job = load_job(&files, JobOptions::default(), &Progress::default()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    job.ranks.iter().map(|r| (r.rank, r.rank_source)).collect()
+}
+
+#[test]
+fn a_file_without_a_rank_is_numbered_after_the_known_ranks() {
+    let mut profiles = job(3, 1, Plant::default());
+    // Rank 1's trace loses its distributedInfo and is saved under a name without a rank.
+    profiles[1].distributed = None;
     // a_rank5.json says rank 0 in its distributedInfo, c_rank0.json rank 2: the highest known
     // rank is 2, so b.json becomes rank 3.
-    let got: Vec<(i64, RankSource)> = job.ranks.iter().map(|r| (r.rank, r.rank_source)).collect();
     assert_eq!(
-        got,
+        ranks_of_job_saved_as(
+            "norank",
+            &["a_rank5.json", "b.json", "c_rank0.json"],
+            &profiles
+        ),
         [
             (0, RankSource::Trace),
             (3, RankSource::Position),
             (2, RankSource::Trace)
         ]
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn traces_that_start_at_different_steps_match_their_collectives_by_step() {
     // Rank 0 was profiled from step 1, rank 1 only from step 2: counted over the whole trace,
     // rank 1's first all-reduce would be matched with rank 0's step-1 one.
-    let call = |step: u64, start_ns: i64| CollectiveCall {
-        group: "0".to_string(),
-        name: "AllReduce".to_string(),
-        step: Some(step),
-        start_ns,
-        end_ns: start_ns + 500,
-    };
     let rank = |r: i64, collectives: Vec<CollectiveCall>| RankFacts {
-        rank: r,
-        rank_source: RankSource::Trace,
         world_size: Some(2),
-        file: format!("r{r}.json").into(),
-        unix_origin_ns: Some(0),
-        total: Breakdown::default(),
-        steps: Vec::new(),
         collectives,
+        ..bare_rank(r, 0, 0)
     };
     let facts = [
-        rank(0, vec![call(1, 1_000), call(2, 10_000)]),
-        rank(1, vec![call(2, 10_040)]),
+        rank(0, vec![call("0", 1, 1_000), call("0", 2, 10_000)]),
+        rank(1, vec![call("0", 2, 10_040)]),
     ];
     let r = fleet_report(&facts);
     let [c] = r.collectives.as_slice() else {
@@ -361,25 +359,18 @@ fn traces_that_start_at_different_steps_match_their_collectives_by_step() {
 fn a_trace_claiming_rank_i64_max_leaves_room_for_the_unranked_files() {
     // Counting on after rank i64::MAX used to saturate, so the unranked b.json got i64::MAX too
     // and the job failed with "a.json and b.json are both rank 9223372036854775807".
-    let dir = std::env::temp_dir().join(format!("warpscope-fleet-maxrank-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let mut profiles = job(4, 1, Plant::default());
     profiles[0].distributed.as_mut().unwrap().rank = Some(i64::MAX);
     profiles[1].distributed = None;
     profiles[2].distributed.as_mut().unwrap().rank = Some(0);
     profiles[3].distributed = None;
-    for (name, p) in ["a.json", "b.json", "c.json", "d.json"]
-        .iter()
-        .zip(&profiles)
-    {
-        crate::export::save_chrome_trace(p, &dir.join(name)).unwrap();
-    }
-    let files = job_files(std::slice::from_ref(&dir)).unwrap();
-    let job = load_job(&files, JobOptions::default(), &Progress::default()).unwrap();
     // The unranked files take the lowest numbers no trace claims: 1 and 2 (0 is c.json's).
-    let got: Vec<(i64, RankSource)> = job.ranks.iter().map(|r| (r.rank, r.rank_source)).collect();
     assert_eq!(
-        got,
+        ranks_of_job_saved_as(
+            "maxrank",
+            &["a.json", "b.json", "c.json", "d.json"],
+            &profiles
+        ),
         [
             (i64::MAX, RankSource::Trace),
             (1, RankSource::Position),
@@ -387,7 +378,6 @@ fn a_trace_claiming_rank_i64_max_leaves_room_for_the_unranked_files() {
             (2, RankSource::Position),
         ]
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A rank with only a whole-run breakdown: no steps, no collectives.
@@ -498,14 +488,14 @@ fn world_sizes_that_do_not_add_up_are_warned_about() {
     assert!(warnings(&[sized(0, None), sized(5, None)]).is_empty());
 }
 
-/// A collective call of group `group` in step 1 at `start_ns`.
-fn call(group: &str, start_ns: i64) -> CollectiveCall {
+/// An all-reduce of group `group` in step `step`, from `start_ns` for 500 ns.
+fn call(group: &str, step: u64, start_ns: i64) -> CollectiveCall {
     CollectiveCall {
         group: group.to_string(),
         name: "AllReduce".to_string(),
-        step: Some(1),
+        step: Some(step),
         start_ns,
-        end_ns: start_ns + 10,
+        end_ns: start_ns + 500,
     }
 }
 
@@ -516,16 +506,19 @@ fn ranks_that_ran_different_numbers_of_a_groups_collectives_are_warned_about() {
         ..bare_rank(rank, 1_000, 500)
     };
     let agree = [
-        with_calls(0, vec![call("0", 100), call("0", 200)]),
-        with_calls(1, vec![call("0", 100), call("0", 200)]),
+        with_calls(0, vec![call("0", 1, 100), call("0", 1, 200)]),
+        with_calls(1, vec![call("0", 1, 100), call("0", 1, 200)]),
         // Not in group "1": rank 2 is not compared there.
-        with_calls(2, vec![call("0", 100), call("0", 200), call("1", 300)]),
+        with_calls(
+            2,
+            vec![call("0", 1, 100), call("0", 1, 200), call("1", 1, 300)],
+        ),
     ];
     assert!(fleet_report(&agree).warnings.is_empty());
     let lost = [
-        with_calls(0, vec![call("0", 100), call("0", 200)]),
-        with_calls(1, vec![call("0", 100)]),
-        with_calls(2, vec![call("0", 100), call("0", 200)]),
+        with_calls(0, vec![call("0", 1, 100), call("0", 1, 200)]),
+        with_calls(1, vec![call("0", 1, 100)]),
+        with_calls(2, vec![call("0", 1, 100), call("0", 1, 200)]),
     ];
     assert_eq!(
         fleet_report(&lost).warnings,

@@ -398,7 +398,7 @@ impl ChromeState {
     /// True when kernels carry correlation ids, which link launches to kernels exactly; the
     /// launch arrows (`ac2g` flows) would then only repeat those links.
     fn launches_have_correlations(&self) -> bool {
-        self.b.kernels.iter().any(|k| k.correlation.is_some())
+        self.b.kernels.has_correlations()
     }
 
     pub(super) fn bind_flows(&mut self, launches_linked: bool) {
