@@ -112,11 +112,24 @@ pub fn ranks_text(n: usize) -> String {
     }
 }
 
-/// Rank rows: highest straggler score first, then by rank.
+/// Rank rows: highest straggler score first, then by rank. The report's stragglers are already
+/// in that order (every rank with a score above 0); the others, all at 0, follow by rank.
 pub fn rank_order(report: &FleetReport) -> Vec<i64> {
-    let mut ranks: Vec<i64> = report.ranks.iter().map(|r| r.rank).collect();
-    ranks.sort_by_key(|&r| (std::cmp::Reverse(report.score_of(r)), r));
-    ranks
+    let stragglers: std::collections::HashSet<i64> =
+        report.stragglers.iter().map(|s| s.rank).collect();
+    let mut rest: Vec<i64> = report
+        .ranks
+        .iter()
+        .map(|r| r.rank)
+        .filter(|r| !stragglers.contains(r))
+        .collect();
+    rest.sort_unstable();
+    report
+        .stragglers
+        .iter()
+        .map(|s| s.rank)
+        .chain(rest)
+        .collect()
 }
 
 /// The device of `rank` in the merged profile: the one whose `rank` property names it (the
