@@ -252,6 +252,73 @@ impl<'a> Input<'a> {
     }
 }
 
+impl Input<'_> {
+    /// The content held whole in memory without reading it through: a plain (not gzip) regular
+    /// file mapped into memory, or plain bytes (copied once). `None` for gzip, for what is not a
+    /// regular file, and where mapping fails: those are read as a stream.
+    pub(crate) fn whole_text(&self) -> Option<json::SharedText> {
+        match *self {
+            Input::File(path) => {
+                let file = File::open(path).ok()?;
+                let meta = file.metadata().ok()?;
+                if !meta.is_file() || meta.len() < 2 {
+                    return None;
+                }
+                let map = MappedFile::map(&file)?;
+                (!map.0.starts_with(&GZIP_MAGIC)).then(|| Arc::new(map) as json::SharedText)
+            }
+            Input::Bytes { data, .. } if !data.starts_with(&GZIP_MAGIC) => {
+                Some(Arc::new(data.to_vec()))
+            }
+            Input::Bytes { .. } => None,
+        }
+    }
+}
+
+/// A file mapped into memory, read only.
+struct MappedFile(memmap2::Mmap);
+
+impl MappedFile {
+    /// Maps `file`; `None` where the system refuses.
+    #[allow(unsafe_code)]
+    fn map(file: &File) -> Option<Self> {
+        // SAFETY: the mapping is read only and private, and the bytes are only ever read as
+        // bytes (the JSON layer validates everything it reads). What the OS cannot promise is
+        // that no other process changes the file meanwhile: a trace being rewritten while it is
+        // imported reads as whatever it holds at that moment (as a read would), and one cut
+        // short underneath us ends the process with SIGBUS, the risk every tool that maps its
+        // input (ripgrep, Perfetto's trace processor) takes for the speed.
+        let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+        Some(Self(map))
+    }
+}
+
+impl json::WholeText for MappedFile {
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// Gives back the pages wholly inside `start..end` plus the one `start` falls in, so that
+    /// what the process holds of the file is the blocks in flight, not the whole file.
+    #[allow(unsafe_code)]
+    fn release(&self, start: usize, end: usize) {
+        const PAGE: usize = 4096;
+        let from = start / PAGE * PAGE;
+        let to = end / PAGE * PAGE;
+        if to > from {
+            // SAFETY: `MADV_DONTNEED` on a read-only private file mapping drops the process's
+            // page-table entries only: the mapping was never written, so there are no private
+            // copies to lose, and a later read of these pages reads them from the file again.
+            // An error (a system with bigger pages refuses the alignment) leaves the pages
+            // where they are.
+            let _ = unsafe {
+                self.0
+                    .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
+            };
+        }
+    }
+}
+
 /// Reads the first bytes of the decompressed content for sniffing.
 fn read_head(input: Input<'_>) -> Result<(Vec<u8>, bool), ImportError> {
     let (mut reader, compressed, _) = input.open()?;

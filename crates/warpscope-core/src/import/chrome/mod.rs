@@ -74,14 +74,26 @@ pub fn import_with_workers(
 ) -> Result<(Profile, ImportTimings), ImportError> {
     let started = Instant::now();
     let path = input.path();
-    let (reader, compressed, file_bytes) = input.open()?;
-    progress.set_total(file_bytes);
-    let counting = CountingReader {
-        inner: reader,
-        progress,
-        read: 0,
-        compressed,
+    // A plain file is mapped and its blocks parsed where they lie; gzip is decompressed as a
+    // stream on the reader thread.
+    let whole = input.whole_text();
+    let (source, compressed, file_bytes) = match whole {
+        Some(text) => {
+            let size = text.bytes().len() as u64;
+            (Source::Whole(text), false, size)
+        }
+        None => {
+            let (reader, compressed, size) = input.open()?;
+            let counting = CountingReader {
+                inner: reader,
+                progress,
+                read: 0,
+                compressed,
+            };
+            (Source::Stream(counting), compressed, size)
+        }
     };
+    progress.set_total(file_bytes);
     let mut state = ChromeState::new(path);
     state.b.source.compressed = compressed;
     state.b.source.file_bytes = file_bytes;
@@ -107,7 +119,10 @@ pub fn import_with_workers(
                     parallel::cook(bytes, path)
                 }
             };
-            json::split_stream_with(counting, &tx, cook, options);
+            match source {
+                Source::Whole(text) => json::split_shared(text, &tx, cook, options),
+                Source::Stream(reader) => json::split_stream_with(reader, &tx, cook, options),
+            }
             t.elapsed()
         });
         let mut result = Ok(());
@@ -118,6 +133,13 @@ pub fn import_with_workers(
                     path: path.to_path_buf(),
                 });
                 break;
+            }
+            if let Chunk::Events {
+                bytes: json::Block::Shared { end, .. },
+                ..
+            } = &chunk
+            {
+                progress.set_done(*end as u64);
             }
             let t = Instant::now();
             result = state.chunk(chunk);
@@ -149,6 +171,14 @@ pub fn import_with_workers(
             total: started.elapsed(),
         },
     ))
+}
+
+/// Where the text comes from.
+enum Source<'p, 'a> {
+    /// Held whole (a mapped file): progress is counted as blocks are parsed.
+    Whole(json::SharedText),
+    /// Read as a stream, counting bytes as they are read.
+    Stream(CountingReader<'p, 'a>),
 }
 
 /// Counts bytes as they are read, for the progress bar.

@@ -19,6 +19,7 @@
 //! elements, raw control characters and invalid UTF-8 inside strings, and bare `N/A`, `NaN`,
 //! `Infinity` tokens (read as null and counted).
 
+mod find;
 mod parser;
 mod split;
 

@@ -110,7 +110,7 @@ impl<'a> Parser<'a> {
         let mut escaped = false;
         let mut i = start;
         loop {
-            match memchr::memchr2(b'"', b'\\', &self.buf[i..]) {
+            match super::find::find2(b'"', b'\\', &self.buf[i..]) {
                 None => {
                     self.pos = self.buf.len();
                     return self.err("unterminated string");

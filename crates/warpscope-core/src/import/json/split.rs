@@ -2,6 +2,8 @@
 //! into blocks (see the module above).
 
 use std::io::{self, Read};
+use std::ops::Deref;
+use std::sync::Arc;
 use std::sync::mpsc::{SyncSender, TrySendError};
 
 /// Size of the blocks of events handed to the parser.
@@ -26,7 +28,7 @@ pub enum Chunk<T> {
     /// the array). It starts at a candidate element boundary.
     Events {
         /// The text.
-        bytes: Vec<u8>,
+        bytes: Block,
         /// Line number (1-based) at which the block starts, for error messages.
         first_line: u64,
         /// The block already tokenized on the reader thread, when it had time to spare.
@@ -36,6 +38,66 @@ pub enum Chunk<T> {
     End(StreamEnd),
     /// The input could not be read, or its top level is not a trace.
     Error(SplitError),
+}
+
+/// Text held whole in memory, shared by the blocks cut from it: a file mapped into memory, or
+/// bytes given whole. Blocks of it are handed to the parser without copying.
+pub trait WholeText: Send + Sync {
+    /// The text.
+    fn bytes(&self) -> &[u8];
+
+    /// `bytes()[start..end]` was parsed and is not needed soon: memory it holds may be given
+    /// back (a mapped file's pages are read again from the file if it is needed after all).
+    fn release(&self, _start: usize, _end: usize) {}
+}
+
+impl WholeText for Vec<u8> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+/// A [`WholeText`] shared between threads.
+pub type SharedText = Arc<dyn WholeText>;
+
+/// The text of one block of events.
+pub enum Block {
+    /// Copied out of a stream (gzip, or a reader).
+    Owned(Vec<u8>),
+    /// `text[start..end]`, not copied; released ([`WholeText::release`]) when dropped.
+    Shared {
+        /// The whole text.
+        text: SharedText,
+        /// Where the block starts in it.
+        start: usize,
+        /// Where the block ends in it.
+        end: usize,
+    },
+}
+
+impl Deref for Block {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Block::Owned(bytes) => bytes,
+            Block::Shared { text, start, end } => &text.bytes()[*start..*end],
+        }
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if let Block::Shared { text, start, end } = self {
+            text.release(*start, *end);
+        }
+    }
+}
+
+impl std::fmt::Debug for Block {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Block({} bytes)", self.len())
+    }
 }
 
 /// How the input ended, as far as the reader can tell.
@@ -103,6 +165,9 @@ struct Input<R> {
     cut_short: bool,
     /// Least number of bytes one read asks for.
     read_bytes: usize,
+    /// The whole text, when the reader reads from text held in memory: the event array is then
+    /// cut into blocks of it without copying (see [`stream_shared`]).
+    shared: Option<SharedText>,
 }
 
 impl<R: Read> Input<R> {
@@ -285,7 +350,7 @@ impl ValueScanner {
                     i += 1;
                     continue;
                 }
-                let k = memchr::memchr2(b'"', b'\\', rest)?;
+                let k = super::find::find2(b'"', b'\\', rest)?;
                 i += k;
                 if buf[i] == b'\\' {
                     self.escape = true;
@@ -298,7 +363,7 @@ impl ValueScanner {
                     return Some(i);
                 }
             } else if let Some((open, close)) = self.brackets {
-                let k = memchr::memchr3(b'"', open, close, rest)?;
+                let k = super::find::find3(b'"', open, close, rest)?;
                 i += k;
                 let b = buf[i];
                 i += 1;
@@ -338,6 +403,30 @@ pub fn split_stream<R: Read, T>(
 pub fn split_stream_with<R: Read, T>(
     reader: R,
     tx: &SyncSender<Chunk<T>>,
+    tokenize: impl FnMut(&[u8]) -> T,
+    options: SplitOptions,
+) {
+    split_input(reader, None, tx, tokenize, options);
+}
+
+/// [`split_stream_with`] for text held whole in memory: the blocks of events are ranges of
+/// `text` ([`Block::Shared`]) instead of copies, cut exactly where a stream of the same text
+/// would be cut by the same rule. Only what precedes the event array is copied (top-level values are sent
+/// whole either way).
+pub fn split_shared<T>(
+    text: SharedText,
+    tx: &SyncSender<Chunk<T>>,
+    tokenize: impl FnMut(&[u8]) -> T,
+    options: SplitOptions,
+) {
+    let whole = Arc::clone(&text);
+    split_input(whole.bytes(), Some(text), tx, tokenize, options);
+}
+
+fn split_input<R: Read, T>(
+    reader: R,
+    shared: Option<SharedText>,
+    tx: &SyncSender<Chunk<T>>,
     mut tokenize: impl FnMut(&[u8]) -> T,
     options: SplitOptions,
 ) {
@@ -351,6 +440,7 @@ pub fn split_stream_with<R: Read, T>(
         line_mark: (0, 1),
         cut_short: false,
         read_bytes: block_bytes.saturating_mul(2),
+        shared,
     };
     let chunk = match split_top(&mut input, tx, &mut tokenize, options.keep_key, block_bytes) {
         Ok(Some(mut end)) => {
@@ -523,6 +613,87 @@ pub(super) fn find_cut(buf: &[u8], from: usize) -> Option<usize> {
     None
 }
 
+/// Sends `bytes` as a block; when the receiver's queue is full, tokenizes it first (the parser
+/// is behind). False if the receiver went away.
+fn send_block<T>(
+    tx: &SyncSender<Chunk<T>>,
+    tokenize: &mut impl FnMut(&[u8]) -> T,
+    bytes: Block,
+    first_line: u64,
+) -> bool {
+    let chunk = Chunk::Events {
+        bytes,
+        first_line,
+        pre: None,
+    };
+    match tx.try_send(chunk) {
+        Ok(()) => true,
+        Err(TrySendError::Full(Chunk::Events {
+            bytes, first_line, ..
+        })) => {
+            let pre = Some(tokenize(&bytes));
+            let chunk = Chunk::Events {
+                bytes,
+                first_line,
+                pre,
+            };
+            tx.send(chunk).is_ok()
+        }
+        Err(_) => false,
+    }
+}
+
+/// [`stream_events`] for text held whole (`input` reads from `text`): the rest of the text
+/// from `input.pos` is sent in blocks that are ranges of it, cut by the same rule as a stream
+/// (the first candidate boundary `block_bytes` or more into the block; without one within
+/// [`forced_cut_bytes`], after the last comma there). Leaves `input` at the end of the text.
+fn stream_shared<R: Read, T>(
+    input: &mut Input<R>,
+    text: &SharedText,
+    tx: &SyncSender<Chunk<T>>,
+    tokenize: &mut impl FnMut(&[u8]) -> T,
+    block_bytes: usize,
+) -> bool {
+    let whole = text.bytes();
+    let mut line = input.line_at(input.pos);
+    let mut start = usize::try_from(input.dropped)
+        .unwrap_or(usize::MAX)
+        .saturating_add(input.pos)
+        .min(whole.len());
+    while start < whole.len() {
+        let search_from = start.saturating_add(block_bytes);
+        let limit = start.saturating_add(forced_cut_bytes(block_bytes));
+        let end = if search_from >= whole.len() {
+            whole.len()
+        } else if let Some(cut) = find_cut(&whole[..limit.min(whole.len())], search_from) {
+            cut
+        } else if limit >= whole.len() {
+            whole.len()
+        } else {
+            memchr::memrchr(b',', &whole[search_from..limit]).map_or(limit, |k| search_from + k + 1)
+        };
+        let block = Block::Shared {
+            text: Arc::clone(text),
+            start,
+            end,
+        };
+        let next_line = line + count_newlines(&whole[start..end]);
+        if !send_block(tx, tokenize, block, line) {
+            return false;
+        }
+        line = next_line;
+        start = end;
+    }
+    // As if the whole text had been read and dropped: the end and its line are reported from
+    // here.
+    input.dropped = whole.len() as u64;
+    input.buf.clear();
+    input.pos = 0;
+    input.line_mark = (0, line);
+    input.eof = true;
+    true
+}
+
 /// Sends the rest of the input from `input.pos` in blocks cut at candidate boundaries. Returns
 /// false if the receiver went away.
 fn stream_events<R: Read, T>(
@@ -531,6 +702,9 @@ fn stream_events<R: Read, T>(
     tokenize: &mut impl FnMut(&[u8]) -> T,
     block_bytes: usize,
 ) -> io::Result<bool> {
+    if let Some(text) = input.shared.clone() {
+        return Ok(stream_shared(input, &text, tx, tokenize, block_bytes));
+    }
     let mut block_start = input.pos;
     let mut line = input.line_at(block_start);
     let mut search_from = block_start + block_bytes;
@@ -578,29 +752,9 @@ fn stream_events<R: Read, T>(
             } else {
                 input.buf[block_start..end].to_vec()
             };
-            let next_line = line + memchr::memchr_iter(b'\n', &bytes).count() as u64;
-            let chunk = Chunk::Events {
-                bytes,
-                first_line: line,
-                pre: None,
-            };
-            match tx.try_send(chunk) {
-                Ok(()) => {}
-                Err(TrySendError::Full(Chunk::Events {
-                    bytes, first_line, ..
-                })) => {
-                    // The parser is behind: tokenize this block here.
-                    let pre = Some(tokenize(&bytes));
-                    let chunk = Chunk::Events {
-                        bytes,
-                        first_line,
-                        pre,
-                    };
-                    if tx.send(chunk).is_err() {
-                        return Ok(false);
-                    }
-                }
-                Err(_) => return Ok(false),
+            let next_line = line + count_newlines(&bytes);
+            if !send_block(tx, tokenize, Block::Owned(bytes), line) {
+                return Ok(false);
             }
             line = next_line;
             // The lines up to the cut are counted: where the buffer is trimmed later, counting

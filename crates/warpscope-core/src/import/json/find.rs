@@ -1,0 +1,108 @@
+//! Finding the next of two or three bytes: JSON's strings and the gaps between its quotes and
+//! brackets are mostly a few bytes long, where calling into `memchr` costs more than the search.
+//! These look at the first [`NEAR`] bytes eight at a time in plain integer arithmetic (SWAR)
+//! and hand anything further to `memchr`; the answer is the same as `memchr2`/`memchr3`.
+
+/// How far the word-at-a-time search looks before handing over to `memchr`.
+const NEAR: usize = 64;
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `word` equal to `b`, exact up to the lowest such byte (a borrow
+/// can mark bytes above it, never below, so `trailing_zeros` finds the first match).
+#[inline(always)]
+fn matches(word: u64, b: u8) -> u64 {
+    let x = word ^ (ONES * u64::from(b));
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+#[inline(always)]
+fn word_at(hay: &[u8], at: usize) -> Option<u64> {
+    let bytes: [u8; 8] = hay.get(at..at + 8)?.try_into().ok()?;
+    Some(u64::from_le_bytes(bytes))
+}
+
+/// The first offset in `hay` holding `a` or `b` (as `memchr::memchr2`).
+#[inline]
+pub(crate) fn find2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    while at < NEAR {
+        let Some(word) = word_at(hay, at) else {
+            return hay[at..]
+                .iter()
+                .position(|&c| c == a || c == b)
+                .map(|k| at + k);
+        };
+        let m = matches(word, a) | matches(word, b);
+        if m != 0 {
+            return Some(at + (m.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    memchr::memchr2(a, b, &hay[at..]).map(|k| at + k)
+}
+
+/// The first offset in `hay` holding `a`, `b` or `c` (as `memchr::memchr3`).
+#[inline]
+pub(crate) fn find3(a: u8, b: u8, c: u8, hay: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    while at < NEAR {
+        let Some(word) = word_at(hay, at) else {
+            return hay[at..]
+                .iter()
+                .position(|&x| x == a || x == b || x == c)
+                .map(|k| at + k);
+        };
+        let m = matches(word, a) | matches(word, b) | matches(word, c);
+        if m != 0 {
+            return Some(at + (m.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    memchr::memchr3(a, b, c, &hay[at..]).map(|k| at + k)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_what_memchr_finds_at_every_distance_and_alignment() {
+        // Every byte value as a neighbour (0x80 and 0xFF test the borrow, 0x00 the wrap),
+        // targets at every offset up to past NEAR, haystacks of every length up to 150.
+        let fill = [b'a', 0x00, 0x7F, 0x80, 0xFF, b'"' + 1, b'"' - 1];
+        for &f in &fill {
+            for len in 0..150 {
+                for hit in (0..len).chain([usize::MAX]) {
+                    let mut hay = vec![f; len];
+                    if hit < len {
+                        hay[hit] = b'"';
+                    }
+                    // A second candidate after the first must never be reported first.
+                    if hit < len && hit + 3 < len {
+                        hay[hit + 3] = b'\\';
+                    }
+                    assert_eq!(
+                        find2(b'"', b'\\', &hay),
+                        memchr::memchr2(b'"', b'\\', &hay),
+                        "fill {f:#x} len {len} hit {hit}"
+                    );
+                    assert_eq!(
+                        find3(b'"', b'{', b'}', &hay),
+                        memchr::memchr3(b'"', b'{', b'}', &hay),
+                        "fill {f:#x} len {len} hit {hit}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_byte_just_above_a_match_is_not_taken_for_one() {
+        // 0x23 ('"' + 1) after a 0x22 borrows into the next byte in the subtraction.
+        let hay = [0x21u8, 0x23, 0x22, 0x23, 0x5C];
+        assert_eq!(find2(b'"', b'\\', &hay), Some(2));
+        assert_eq!(find2(b'#', b'\\', &[0x22, 0x23]), Some(1));
+    }
+}
