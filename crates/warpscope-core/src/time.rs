@@ -68,6 +68,50 @@ fn pow10_i128(exp: u32) -> Option<i128> {
 /// with three decimals become exact nanoseconds. Returns `None` for text that is not a number or
 /// a result outside `i64`.
 pub fn parse_decimal_scaled(text: &[u8], scale: i32) -> Option<i64> {
+    plain_decimal_scaled(text, scale).or_else(|| exact_decimal_scaled(text, scale))
+}
+
+/// The common case of [`parse_decimal_scaled`] in 64-bit arithmetic: `[-]digits[.digits]` with
+/// at most `scale` decimals (0 to 9) and a result below 10^18, so nothing is rounded and
+/// nothing can overflow. `None` for anything else, which [`exact_decimal_scaled`] reads.
+fn plain_decimal_scaled(text: &[u8], scale: i32) -> Option<i64> {
+    let scale = usize::try_from(scale).ok().filter(|&s| s <= 9)?;
+    let (negative, digits) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    // At most 19 digits and a point: the value read below stays under 10^19 < u64::MAX.
+    if digits.len() > 20 {
+        return None;
+    }
+    let mut value: u64 = 0;
+    let mut i = 0;
+    while let Some(&b) = digits.get(i).filter(|b| b.is_ascii_digit()) {
+        value = value * 10 + u64::from(b - b'0');
+        i += 1;
+    }
+    let whole_digits = i;
+    let mut decimals = 0;
+    if digits.get(i) == Some(&b'.') {
+        i += 1;
+        while let Some(&b) = digits.get(i).filter(|b| b.is_ascii_digit()) {
+            value = value * 10 + u64::from(b - b'0');
+            i += 1;
+            decimals += 1;
+        }
+        if decimals == 0 {
+            return None;
+        }
+    }
+    if whole_digits == 0 || i != digits.len() || decimals > scale || whole_digits + scale > 18 {
+        return None;
+    }
+    let value = i64::try_from(value * 10u64.pow(u32::try_from(scale - decimals).ok()?)).ok()?;
+    Some(if negative { -value } else { value })
+}
+
+/// [`parse_decimal_scaled`] for any JSON number, in 128-bit arithmetic.
+fn exact_decimal_scaled(text: &[u8], scale: i32) -> Option<i64> {
     let mut i = 0;
     let negative = match text.first() {
         Some(b'-') => {
@@ -185,6 +229,74 @@ pub fn format_duration_ns(ns: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_short_path_reads_what_the_exact_one_reads() {
+        // Every shape of number text around the short path's limits: signs, points, exponents,
+        // leading zeros, too many decimals (rounded by the exact path), 18 and 19 digits.
+        let mut texts: Vec<String> = Vec::new();
+        for whole in [
+            "",
+            "0",
+            "00",
+            "7",
+            "123",
+            "999999999999999",
+            "4475950336227",
+            "12345678901234567",
+            "999999999999999999",
+        ] {
+            for frac in [
+                None,
+                Some(""),
+                Some("5"),
+                Some("223"),
+                Some("000"),
+                Some("4999"),
+                Some("5000"),
+                Some("123456789"),
+            ] {
+                for sign in ["", "-", "+"] {
+                    for exp in ["", "e3", "E-2"] {
+                        let mut t = format!("{sign}{whole}");
+                        if let Some(f) = frac {
+                            t.push('.');
+                            t.push_str(f);
+                        }
+                        t.push_str(exp);
+                        texts.push(t);
+                    }
+                }
+            }
+        }
+        texts.extend(
+            [
+                "-", ".", "1..2", "1.2.3", "--1", "1-", " 1", "1 ", "0x10", "",
+            ]
+            .map(String::from),
+        );
+        for t in &texts {
+            for scale in [0, 3, 6, 9, 10, -3] {
+                let fast = plain_decimal_scaled(t.as_bytes(), scale);
+                let exact = exact_decimal_scaled(t.as_bytes(), scale);
+                if fast.is_some() {
+                    assert_eq!(fast, exact, "{t:?} scale {scale}");
+                }
+                assert_eq!(
+                    parse_decimal_scaled(t.as_bytes(), scale),
+                    exact,
+                    "{t:?} scale {scale}"
+                );
+            }
+        }
+        // The common cases do take the short path.
+        assert_eq!(
+            plain_decimal_scaled(b"4475950336227.223", 3),
+            Some(4_475_950_336_227_223)
+        );
+        assert_eq!(plain_decimal_scaled(b"-119.39", 3), Some(-119_390));
+        assert_eq!(plain_decimal_scaled(b"42", 3), Some(42_000));
+    }
 
     #[test]
     fn microsecond_text_becomes_exact_nanoseconds() {

@@ -643,5 +643,13 @@ fn slice_reads_args(class: Class, args: &[u8]) -> bool {
         Class::Kind(k) | Class::Plain(k) => k,
         Class::LaunchFlow | Class::Unknown => EventKind::Slice,
     };
-    gpu_lane(kind).is_some() || kind.is_api() || memchr::memmem::find(args, LANE_ARG_KEY).is_some()
+    gpu_lane(kind).is_some() || kind.is_api() || lane_finder().find(args).is_some()
+}
+
+/// The search for [`LANE_ARG_KEY`], built once (building it costs more than searching a
+/// typical event's args).
+fn lane_finder() -> &'static memchr::memmem::Finder<'static> {
+    static FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(LANE_ARG_KEY));
+    &FINDER
 }
