@@ -11,7 +11,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::model::Profile;
@@ -265,7 +265,7 @@ impl Input<'_> {
                     return None;
                 }
                 let map = MappedFile::map(&file)?;
-                (!map.0.starts_with(&GZIP_MAGIC)).then(|| Arc::new(map) as json::SharedText)
+                (!map.map.starts_with(&GZIP_MAGIC)).then(|| Arc::new(map) as json::SharedText)
             }
             Input::Bytes { data, .. } if !data.starts_with(&GZIP_MAGIC) => {
                 Some(Arc::new(data.to_vec()))
@@ -276,7 +276,15 @@ impl Input<'_> {
 }
 
 /// A file mapped into memory, read only.
-struct MappedFile(memmap2::Mmap);
+struct MappedFile {
+    map: memmap2::Mmap,
+    /// Pages below this offset were given back.
+    released: AtomicUsize,
+}
+
+/// How much of a mapped file is given back at once: each call flushes the page tables of
+/// every core the import runs on, so it is made once per 8 MiB rather than once per block.
+const RELEASE_BATCH: usize = 8 << 20;
 
 impl MappedFile {
     /// Maps `file`; `None` where the system refuses.
@@ -289,33 +297,42 @@ impl MappedFile {
         // short underneath us ends the process with SIGBUS, the risk every tool that maps its
         // input (ripgrep, Perfetto's trace processor) takes for the speed.
         let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
-        Some(Self(map))
+        Some(Self {
+            map,
+            released: AtomicUsize::new(0),
+        })
     }
 }
 
 impl json::WholeText for MappedFile {
     fn bytes(&self) -> &[u8] {
-        &self.0
+        &self.map
     }
 
-    /// Gives back the pages wholly inside `start..end` plus the one `start` falls in, so that
-    /// what the process holds of the file is the blocks in flight, not the whole file.
+    /// Gives back the pages below `end` once a batch of them was parsed, so that what the
+    /// process holds of the file is the blocks in flight, not the whole file.
     #[allow(unsafe_code)]
-    fn release(&self, start: usize, end: usize) {
+    fn release(&self, end: usize) {
         const PAGE: usize = 4096;
-        let from = start / PAGE * PAGE;
         let to = end / PAGE * PAGE;
-        if to > from {
-            // SAFETY: `MADV_DONTNEED` on a read-only private file mapping drops the process's
-            // page-table entries only: the mapping was never written, so there are no private
-            // copies to lose, and a later read of these pages reads them from the file again.
-            // An error (a system with bigger pages refuses the alignment) leaves the pages
-            // where they are.
-            let _ = unsafe {
-                self.0
-                    .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
-            };
+        let from = self.released.load(Ordering::Relaxed);
+        if to < from.saturating_add(RELEASE_BATCH)
+            || self
+                .released
+                .compare_exchange(from, to, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
         }
+        // SAFETY: `MADV_DONTNEED` on a read-only private file mapping drops the process's
+        // page-table entries only: the mapping was never written, so there are no private
+        // copies to lose, and a later read of these pages (a block parsed late) reads them from
+        // the file again. An error (a system with bigger pages refuses the alignment) leaves
+        // the pages where they are.
+        let _ = unsafe {
+            self.map
+                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
+        };
     }
 }
 

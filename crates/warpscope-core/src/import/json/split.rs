@@ -46,9 +46,9 @@ pub trait WholeText: Send + Sync {
     /// The text.
     fn bytes(&self) -> &[u8];
 
-    /// `bytes()[start..end]` was parsed and is not needed soon: memory it holds may be given
-    /// back (a mapped file's pages are read again from the file if it is needed after all).
-    fn release(&self, _start: usize, _end: usize) {}
+    /// The block ending at `end` was parsed: memory holding the text before it may be given
+    /// back (a mapped file's pages are read again from the file if they are needed after all).
+    fn release(&self, _end: usize) {}
 }
 
 impl WholeText for Vec<u8> {
@@ -88,8 +88,8 @@ impl Deref for Block {
 
 impl Drop for Block {
     fn drop(&mut self) {
-        if let Block::Shared { text, start, end } = self {
-            text.release(*start, *end);
+        if let Block::Shared { text, end, .. } = self {
+            text.release(*end);
         }
     }
 }
