@@ -80,8 +80,8 @@ fn plain_decimal_scaled(text: &[u8], scale: i32) -> Option<i64> {
         Some((b'-', rest)) => (true, rest),
         _ => (false, text),
     };
-    // At most 19 digits and a point: the value read below stays under 10^19 < u64::MAX.
-    if digits.len() > 20 {
+    // At most 19 digits (and a point): the value read below stays under 10^19 < u64::MAX.
+    if digits.len() > 19 {
         return None;
     }
     let mut value: u64 = 0;
@@ -245,6 +245,8 @@ mod tests {
             "4475950336227",
             "12345678901234567",
             "999999999999999999",
+            "9999999999999999999",
+            "99999999999999999999",
         ] {
             for frac in [
                 None,

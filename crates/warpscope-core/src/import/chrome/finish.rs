@@ -467,7 +467,8 @@ impl ChromeState {
                 "elements of traceEvents that are not objects were skipped",
             );
         }
-        if let Some((line, detail)) = self.stream.first_bad_syntax {
+        if let Some((place, detail)) = self.stream.first_bad_syntax {
+            let line = self.line(place);
             self.b.warn(
                 "bad_event_syntax",
                 self.stream.bad_syntax,

@@ -30,7 +30,7 @@ use std::time::Instant;
 
 use rustc_hash::FxHashMap;
 
-use super::json::{self, Chunk};
+use super::json::{self, Chunk, Place};
 use super::{ImportError, ImportTimings, Input, Progress};
 use crate::builder::{ProfileBuilder, TrackId};
 use crate::model::{FlowKind, Format, Profile, TraceId, TrackKey};
@@ -240,8 +240,8 @@ struct RawFlow {
 struct StreamState {
     /// An incomplete element at the end of the previous block (blank when the cut was right).
     carry: Vec<u8>,
-    /// Line at which `carry` starts.
-    carry_line: u64,
+    /// Where `carry` starts.
+    carry_line: Place,
     /// True while `carry` holds an element that runs on past what was parsed: it is parsed again
     /// only once `carry_scan` sees its end, or `carry` has doubled since (so a huge element
     /// costs a few passes in all, not one per block), or the input ends.
@@ -267,7 +267,7 @@ struct StreamState {
     /// the end, so that warnings come in the same order however the input was cut).
     bad_syntax: u64,
     /// Line and description of the first of them.
-    first_bad_syntax: Option<(u64, &'static str)>,
+    first_bad_syntax: Option<(Place, &'static str)>,
     /// Elements of the event array that are not objects.
     non_objects: u64,
     /// Events skipped for being bigger than `tokenize::MAX_EVENT_BYTES`.
@@ -276,7 +276,9 @@ struct StreamState {
     /// end and nothing is kept.
     skipping: bool,
     /// Line and description of the first broken or non-object element.
-    first_broken: Option<(u64, &'static str)>,
+    first_broken: Option<(Place, &'static str)>,
+    /// The lines of text held whole, for the places above.
+    lines: Option<json::Lines>,
 }
 
 /// The distinct names one thread was given, in file order.
@@ -369,6 +371,15 @@ impl ChromeState {
 
     fn path(&self) -> &Path {
         &self.b.source.path
+    }
+
+    /// The line of `place`, for a message.
+    fn line(&mut self, place: Place) -> u64 {
+        match (place, self.stream.lines.as_mut()) {
+            (Place::Line(line), _) => line,
+            (Place::Byte(_), Some(lines)) => lines.line(place),
+            (Place::Byte(_), None) => 0,
+        }
     }
 
     fn corrupt(&self, line: u64, detail: impl Into<String>) -> ImportError {

@@ -3,9 +3,9 @@
 
 use super::ChromeState;
 use super::parallel::Cooked;
-use super::tokenize::{MAX_EVENT_BYTES, Stop, TokenIssue, count_lines, tokenize};
+use super::tokenize::{MAX_EVENT_BYTES, Stop, TokenIssue, tokenize};
 use crate::import::ImportError;
-use crate::import::json::{self, Chunk, Parser, SplitError, StreamEnd};
+use crate::import::json::{self, Chunk, Parser, Place, SplitError, StreamEnd};
 
 impl ChromeState {
     pub(super) fn chunk(&mut self, chunk: Chunk<Cooked>) -> Result<(), ImportError> {
@@ -22,8 +22,9 @@ impl ChromeState {
                 self.top_level(&key, &value);
                 Ok(())
             }
-            Chunk::EventsStart { array_form } => {
+            Chunk::EventsStart { array_form, lines } => {
                 self.stream.array_form = array_form;
+                self.stream.lines = lines;
                 Ok(())
             }
             Chunk::End(end) => self.end(end),
@@ -43,10 +44,15 @@ impl ChromeState {
     /// only broken elements) is an error naming where it ends or breaks.
     pub(super) fn end(&mut self, end: StreamEnd) -> Result<(), ImportError> {
         self.b.source.content_bytes = end.bytes;
-        let where_it_ends = format!("byte {} (line {})", end.bytes, end.end_line);
+        // Only a message counts the lines of the whole file.
+        let where_it_ends = |state: &mut Self| {
+            let line = state.line(end.end_line);
+            (line, format!("byte {} (line {line})", end.bytes))
+        };
         if end.compressed_stream_cut && !end.found_events {
+            let (end_line, where_it_ends) = where_it_ends(self);
             return Err(self.corrupt(
-                end.end_line,
+                end_line,
                 format!(
                     "the gzip data ends at {where_it_ends}, before any event: the file is cut off"
                 ),
@@ -54,8 +60,9 @@ impl ChromeState {
         }
         if !end.found_events {
             if end.truncated_before_events {
+                let (end_line, where_it_ends) = where_it_ends(self);
                 return Err(self.corrupt(
-                    end.end_line,
+                    end_line,
                     format!(
                         "the file ends at {where_it_ends} before any \"traceEvents\" array: it \
                          is cut off or not a trace"
@@ -88,8 +95,10 @@ impl ChromeState {
                 } else {
                     "before its first event"
                 };
+                let line = self.line(self.stream.carry_line).max(1);
+                let (_, where_it_ends) = where_it_ends(self);
                 return Err(self.corrupt(
-                    self.stream.carry_line.max(1),
+                    line,
                     format!(
                         "the file ends at {where_it_ends} {what} (no closing `{closing}`): it is \
                          cut off and holds no complete event"
@@ -112,8 +121,9 @@ impl ChromeState {
             return Ok(());
         }
         if self.events_read == 0
-            && let Some((line, detail)) = self.stream.first_broken
+            && let Some((place, detail)) = self.stream.first_broken
         {
+            let line = self.line(place);
             return Err(self.corrupt(
                 line,
                 format!(
@@ -199,7 +209,7 @@ impl ChromeState {
     /// when the block starts where the previous one ended (no incomplete element carried over),
     /// and the rest of the block is parsed here; otherwise the carried-over bytes and the block
     /// are parsed here.
-    pub(super) fn events_block(&mut self, bytes: &[u8], first_line: u64, pre: Option<Cooked>) {
+    pub(super) fn events_block(&mut self, bytes: &[u8], first_line: Place, pre: Option<Cooked>) {
         if self.stream.in_tail {
             self.tail_block(bytes);
             return;
@@ -211,8 +221,7 @@ impl ChromeState {
             };
             self.stream.skipping = false;
             self.stream.carry.clear();
-            let line = first_line + count_lines(&bytes[..end]);
-            self.parse_here(&bytes[end..], line);
+            self.parse_here(&bytes[end..], first_line.after(&bytes[..end]));
             return;
         }
         let carry_is_blank = self
@@ -232,8 +241,7 @@ impl ChromeState {
                 if rest.is_empty() {
                     self.stream.carry_pending = false;
                 } else {
-                    let rest_line = first_line + count_lines(&bytes[..pre.stop_at]);
-                    self.parse_here(rest, rest_line);
+                    self.parse_here(rest, first_line.after(&bytes[..pre.stop_at]));
                 }
                 return;
             }
@@ -302,11 +310,11 @@ impl ChromeState {
 
     /// Parses elements leniently until the data ends, an element is incomplete (kept as the
     /// carry for the next block) or the array closes (the rest is the tail).
-    pub(super) fn parse_here(&mut self, data: &[u8], first_line: u64) {
+    pub(super) fn parse_here(&mut self, data: &[u8], first_line: Place) {
         let mut bad_syntax = 0u64;
-        let mut first_bad: Option<(u64, &'static str)> = None;
+        let mut first_bad: Option<(Place, &'static str)> = None;
         let mut non_objects = 0u64;
-        let mut first_non_object: Option<(u64, &'static str)> = None;
+        let mut first_non_object: Option<(Place, &'static str)> = None;
         let mut oversized = 0u64;
         let mut lenient = 0u64;
         let mut repaired = 0u64;
@@ -320,10 +328,8 @@ impl ChromeState {
                 Err(TokenIssue::Syntax(offset, detail)) => {
                     bad_syntax += 1;
                     if first_bad.is_none() {
-                        first_bad = Some((
-                            first_line + count_lines(&data[..offset.min(data.len())]),
-                            detail,
-                        ));
+                        first_bad =
+                            Some((first_line.after(&data[..offset.min(data.len())]), detail));
                     }
                 }
                 Err(TokenIssue::Oversized) => oversized += 1,
@@ -331,7 +337,7 @@ impl ChromeState {
                     non_objects += n;
                     if first_non_object.is_none() {
                         first_non_object = Some((
-                            first_line + count_lines(&data[..p.offset().min(data.len())]),
+                            first_line.after(&data[..p.offset().min(data.len())]),
                             "an element that is not an object",
                         ));
                     }
@@ -361,7 +367,7 @@ impl ChromeState {
             Stop::Incomplete(at) | Stop::Error(at) => {
                 let stream = &mut self.stream;
                 stream.carry = data[at..].to_vec();
-                stream.carry_line = first_line + count_lines(&data[..at]);
+                stream.carry_line = first_line.after(&data[..at]);
                 stream.carry_pending = true;
                 stream.carry_parsed_len = stream.carry.len();
                 stream.carry_scan = json::ValueScanner::default();

@@ -152,8 +152,6 @@ fn number_run(data: &[u8]) -> Option<(u64, usize, usize)> {
     (counted >= 2).then_some((counted, first_end, end))
 }
 
-pub(super) use crate::import::json::count_newlines as count_lines;
-
 /// Parses the fields of one event object.
 pub(super) fn parse_event<'a>(p: &mut Parser<'a>) -> Result<RawEvent<'a>, SyntaxError> {
     let mut ev = RawEvent::default();

@@ -23,14 +23,16 @@ pub enum Chunk<T> {
     EventsStart {
         /// True for the bare-array form (nothing but blanks may follow the array).
         array_form: bool,
+        /// For text held whole: the line of any [`Place::Byte`] in it.
+        lines: Option<Lines>,
     },
     /// A block of input from inside the event array (the last blocks also hold whatever follows
     /// the array). It starts at a candidate element boundary.
     Events {
         /// The text.
         bytes: Block,
-        /// Line number (1-based) at which the block starts, for error messages.
-        first_line: u64,
+        /// Where the block starts, for error messages.
+        first_line: Place,
         /// The block already tokenized on the reader thread, when it had time to spare.
         pre: Option<T>,
     },
@@ -100,6 +102,65 @@ impl std::fmt::Debug for Block {
     }
 }
 
+/// Where a piece of the input starts, for messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// Its line (1-based), counted as the input was read.
+    Line(u64),
+    /// Its byte offset in text held whole: the line is counted only if a message needs it
+    /// ([`Lines::line`]), so that reading a good file counts no lines at all.
+    Byte(usize),
+}
+
+impl Default for Place {
+    fn default() -> Self {
+        Place::Line(0)
+    }
+}
+
+impl Place {
+    /// The place just after `text`, which starts here.
+    pub fn after(self, text: &[u8]) -> Place {
+        match self {
+            Place::Line(line) => Place::Line(line + count_newlines(text)),
+            Place::Byte(at) => Place::Byte(at + text.len()),
+        }
+    }
+}
+
+/// The lines of text held whole, counted on demand from the last place asked about (asking in
+/// file order costs one pass in all).
+pub struct Lines {
+    text: SharedText,
+    /// A byte offset and its line.
+    mark: (usize, u64),
+}
+
+impl std::fmt::Debug for Lines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Lines(mark {:?})", self.mark)
+    }
+}
+
+impl Lines {
+    /// The line of `place`.
+    pub fn line(&mut self, place: Place) -> u64 {
+        let at = match place {
+            Place::Line(line) => return line,
+            Place::Byte(at) => at.min(self.text.bytes().len()),
+        };
+        let (mark_at, mark_line) = self.mark;
+        let whole = self.text.bytes();
+        let line = if at >= mark_at {
+            mark_line + count_newlines(&whole[mark_at..at])
+        } else {
+            mark_line - count_newlines(&whole[at..mark_at])
+        };
+        self.mark = (at, line);
+        line
+    }
+}
+
 /// How the input ended, as far as the reader can tell.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct StreamEnd {
@@ -113,8 +174,8 @@ pub struct StreamEnd {
     pub compressed_stream_cut: bool,
     /// Decompressed bytes read.
     pub bytes: u64,
-    /// Line (1-based) at which the input ended.
-    pub end_line: u64,
+    /// Where the input ended.
+    pub end_line: Place,
 }
 
 /// How [`split_stream_with`] cuts and what it hands over.
@@ -168,6 +229,9 @@ struct Input<R> {
     /// The whole text, when the reader reads from text held in memory: the event array is then
     /// cut into blocks of it without copying (see [`stream_shared`]).
     shared: Option<SharedText>,
+    /// True once the event array was cut into blocks of `shared` ([`stream_shared`]), which
+    /// counts no lines: where the input ends is a byte offset in it.
+    cut_in_place: bool,
 }
 
 impl<R: Read> Input<R> {
@@ -218,6 +282,23 @@ impl<R: Read> Input<R> {
                 }
             }
         }
+    }
+
+    /// The event array starts at `pos`: for text held whole, line numbers are counted from
+    /// here on demand.
+    fn events_start<T>(&mut self, array_form: bool) -> Chunk<T> {
+        let lines = self.shared.clone().map(|text| Lines {
+            mark: (self.offset(self.pos), self.line_at(self.pos)),
+            text,
+        });
+        Chunk::EventsStart { array_form, lines }
+    }
+
+    /// Where `buf[pos]` lies in the whole input.
+    fn offset(&self, pos: usize) -> usize {
+        usize::try_from(self.dropped)
+            .unwrap_or(usize::MAX)
+            .saturating_add(pos)
     }
 
     /// The line of `buf[pos]`. Counts from the last place asked about when `pos` is at or
@@ -441,10 +522,15 @@ fn split_input<R: Read, T>(
         cut_short: false,
         read_bytes: block_bytes.saturating_mul(2),
         shared,
+        cut_in_place: false,
     };
     let chunk = match split_top(&mut input, tx, &mut tokenize, options.keep_key, block_bytes) {
         Ok(Some(mut end)) => {
-            end.end_line = input.line_at(input.buf.len());
+            end.end_line = if input.cut_in_place {
+                Place::Byte(input.offset(input.buf.len()))
+            } else {
+                Place::Line(input.line_at(input.buf.len()))
+            };
             end.bytes = input.dropped + input.buf.len() as u64;
             end.compressed_stream_cut = input.cut_short;
             Chunk::End(end)
@@ -471,7 +557,7 @@ fn split_top<R: Read, T>(
             end.array_form = true;
             end.found_events = true;
             input.pos += 1;
-            if tx.send(Chunk::EventsStart { array_form: true }).is_err() {
+            if tx.send(input.events_start(true)).is_err() {
                 return Ok(None);
             }
             let alive = stream_events(input, tx, tokenize, block_bytes).map_err(SplitError::Io)?;
@@ -520,7 +606,7 @@ fn split_top<R: Read, T>(
                         if key == "traceEvents" && v == Some(b'[') {
                             end.found_events = true;
                             input.pos += 1;
-                            if tx.send(Chunk::EventsStart { array_form: false }).is_err() {
+                            if tx.send(input.events_start(false)).is_err() {
                                 return Ok(None);
                             }
                             let alive = stream_events(input, tx, tokenize, block_bytes)
@@ -619,7 +705,7 @@ fn send_block<T>(
     tx: &SyncSender<Chunk<T>>,
     tokenize: &mut impl FnMut(&[u8]) -> T,
     bytes: Block,
-    first_line: u64,
+    first_line: Place,
 ) -> bool {
     let chunk = Chunk::Events {
         bytes,
@@ -655,11 +741,7 @@ fn stream_shared<R: Read, T>(
     block_bytes: usize,
 ) -> bool {
     let whole = text.bytes();
-    let mut line = input.line_at(input.pos);
-    let mut start = usize::try_from(input.dropped)
-        .unwrap_or(usize::MAX)
-        .saturating_add(input.pos)
-        .min(whole.len());
+    let mut start = input.offset(input.pos).min(whole.len());
     while start < whole.len() {
         let search_from = start.saturating_add(block_bytes);
         let limit = start.saturating_add(forced_cut_bytes(block_bytes));
@@ -677,20 +759,17 @@ fn stream_shared<R: Read, T>(
             start,
             end,
         };
-        let next_line = line + count_newlines(&whole[start..end]);
-        if !send_block(tx, tokenize, block, line) {
+        if !send_block(tx, tokenize, block, Place::Byte(start)) {
             return false;
         }
-        line = next_line;
         start = end;
     }
-    // As if the whole text had been read and dropped: the end and its line are reported from
-    // here.
+    // As if the whole text had been read and dropped: the end is reported from here.
     input.dropped = whole.len() as u64;
     input.buf.clear();
     input.pos = 0;
-    input.line_mark = (0, line);
     input.eof = true;
+    input.cut_in_place = true;
     true
 }
 
@@ -753,7 +832,7 @@ fn stream_events<R: Read, T>(
                 input.buf[block_start..end].to_vec()
             };
             let next_line = line + count_newlines(&bytes);
-            if !send_block(tx, tokenize, Block::Owned(bytes), line) {
+            if !send_block(tx, tokenize, Block::Owned(bytes), Place::Line(line)) {
                 return Ok(false);
             }
             line = next_line;
@@ -768,5 +847,25 @@ fn stream_events<R: Read, T>(
         block_start = end - shift;
         input.pos = block_start;
         search_from = block_start + block_bytes;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_of_text_held_whole_are_counted_on_demand_in_any_order() {
+        let text: SharedText = Arc::new(b"a\nb\n\nc\nd".to_vec());
+        // The event array starts at byte 2, on line 2.
+        let mut lines = Lines { text, mark: (2, 2) };
+        assert_eq!(lines.line(Place::Byte(5)), 4);
+        assert_eq!(lines.line(Place::Byte(7)), 5);
+        assert_eq!(lines.line(Place::Byte(0)), 1);
+        assert_eq!(lines.line(Place::Byte(4)), 3);
+        assert_eq!(lines.line(Place::Byte(100)), 5);
+        assert_eq!(lines.line(Place::Line(42)), 42);
+        assert_eq!(Place::Byte(3).after(b"x\ny"), Place::Byte(6));
+        assert_eq!(Place::Line(3).after(b"x\ny"), Place::Line(4));
     }
 }
