@@ -16,6 +16,16 @@ pub(super) enum Class {
 }
 
 pub(super) fn classify(cat: &str) -> Class {
+    // Kineto's own categories, spelled as Kineto writes them: most events, matched at once.
+    match cat {
+        "cpu_op" => return Class::Kind(EventKind::CpuOp),
+        "cuda_runtime" => return Class::Kind(EventKind::Runtime),
+        "kernel" => return Class::Kind(EventKind::Kernel),
+        "python_function" => return Class::Kind(EventKind::PythonFunction),
+        "ac2g" => return Class::LaunchFlow,
+        "fwdbwd" => return Class::Plain(EventKind::Slice),
+        _ => {}
+    }
     pub(super) const TABLE: &[(&str, Class)] = &[
         ("kernel", Class::Kind(EventKind::Kernel)),
         ("gpu_memcpy", Class::Kind(EventKind::Memcpy)),
@@ -166,10 +176,27 @@ pub(super) struct GpuArgs {
     pub(super) process_group: Option<String>,
 }
 
+/// True when a complete event of category `cat` reads its args as [`GpuArgs`] (GPU work and
+/// API calls; see `slice_reads_args`): the tokenizer then reads them in place.
+pub(super) fn reads_gpu_args(cat: &str) -> bool {
+    match classify(cat) {
+        Class::Kind(k) | Class::Plain(k) => gpu_lane(k).is_some() || k.is_api(),
+        Class::LaunchFlow | Class::Unknown => false,
+    }
+}
+
 /// Reads the arguments kept for GPU events and API calls.
 pub(super) fn parse_gpu_args(args: &[u8], lenient_tokens: &mut u64) -> GpuArgs {
-    let mut a = GpuArgs::default();
     let mut p = Parser::new(args);
+    let (a, _) = read_gpu_args(&mut p);
+    *lenient_tokens += p.lenient_tokens;
+    a
+}
+
+/// [`parse_gpu_args`] from a parser at the args object; what was read up to a syntax error is
+/// kept, and the error returned beside it.
+pub(super) fn read_gpu_args(p: &mut Parser<'_>) -> (GpuArgs, Result<(), json::SyntaxError>) {
+    let mut a = GpuArgs::default();
     let int = |v: &Value<'_>| -> Option<i64> {
         match v {
             Value::Num(n) => {
@@ -190,7 +217,7 @@ pub(super) fn parse_gpu_args(args: &[u8], lenient_tokens: &mut u64) -> GpuArgs {
             _ => None,
         }
     };
-    let _ = p.object(|p, key| {
+    let result = p.object(|p, key| {
         let v = p.value()?;
         match key {
             b"device" | b"Device" => a.device = int(&v),
@@ -224,8 +251,7 @@ pub(super) fn parse_gpu_args(args: &[u8], lenient_tokens: &mut u64) -> GpuArgs {
         }
         Ok(())
     });
-    *lenient_tokens += p.lenient_tokens;
-    a
+    (a, result)
 }
 
 pub(super) fn dims(v: &Value<'_>) -> Option<[u32; 3]> {

@@ -32,7 +32,9 @@ impl ChromeState {
         0
     }
 
-    pub(super) fn event(&mut self, ev: &RawEvent<'_>) {
+    pub(super) fn event(&mut self, mut ev: RawEvent<'_>) {
+        let gpu_args = ev.gpu_args.take();
+        let ev = &ev;
         if ev.keys == 0 {
             self.b
                 .warn("empty_event", 1, "empty `{}` events were skipped");
@@ -123,7 +125,8 @@ impl ChromeState {
                 let dur_ns = self.clamp_dur(ts_ns, dur_ns);
                 let cat = ev.cat.as_deref().unwrap_or("");
                 let class = self.class_of(cat);
-                let track = self.slice(class, pid, tid, ts_ns, dur_ns, name_text, ev.args);
+                let track =
+                    self.slice(class, pid, tid, ts_ns, dur_ns, name_text, ev.args, gpu_args);
                 if let Some(id) = ev.bind_id.as_ref().and_then(|i| self.flow_id(i)) {
                     let index = self.b.tracks()[track.0 as usize]
                         .events
@@ -165,7 +168,7 @@ impl ChromeState {
                         let merged = merge_args(open.args.as_deref(), ev.args);
                         let args = merged.as_deref();
                         let dur_ns = self.span(open.ts_ns, ts_ns);
-                        self.slice(open.class, pid, tid, open.ts_ns, dur_ns, &name, args);
+                        self.slice(open.class, pid, tid, open.ts_ns, dur_ns, &name, args, None);
                     }
                     None => self.b.warn(
                         "unmatched_end",
@@ -302,6 +305,7 @@ impl ChromeState {
         dur_ns: i64,
         name_text: &str,
         args: Option<&[u8]>,
+        read_args: Option<(GpuArgs, u64)>,
     ) -> TrackId {
         let kind = match class {
             Class::Kind(k) | Class::Plain(k) => k,
@@ -310,7 +314,13 @@ impl ChromeState {
         let name = self.b.intern(name_text);
         let natural_lane = gpu_lane(kind);
         let a = match args {
-            Some(a) if slice_reads_args(class, a) => parse_gpu_args(a, &mut self.lenient_tokens),
+            Some(a) if slice_reads_args(class, a) => match read_args {
+                Some((read, lenient)) => {
+                    self.lenient_tokens += lenient;
+                    read
+                }
+                None => parse_gpu_args(a, &mut self.lenient_tokens),
+            },
             _ => GpuArgs::default(),
         };
         let lane = a.lane.unwrap_or(natural_lane);

@@ -107,6 +107,7 @@ impl ChromeState {
                     dur_ns,
                     &name,
                     open.args.as_deref(),
+                    None,
                 );
             }
         }

@@ -54,7 +54,7 @@ pub(super) fn cook(bytes: &[u8], path: &Path) -> Cooked {
             return false;
         }
         state.events_read += 1;
-        state.event(&ev);
+        state.event(ev);
         counts = (p.lenient_tokens, p.repaired_strings, p.control_strings);
         true
     });

@@ -323,7 +323,7 @@ impl ChromeState {
             match ev {
                 Ok(ev) => {
                     self.events_read += 1;
-                    self.event(&ev);
+                    self.event(ev);
                 }
                 Err(TokenIssue::Syntax(offset, detail)) => {
                     bad_syntax += 1;

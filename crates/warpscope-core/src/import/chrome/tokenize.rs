@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use super::classify::{GpuArgs, read_gpu_args, reads_gpu_args};
 use crate::import::json::{self, Parser, SyntaxError, Value};
 
 /// A pid or tid as read, before normalisation.
@@ -29,6 +30,9 @@ pub(super) struct RawEvent<'a> {
     pub(super) bp_enclosing: bool,
     pub(super) scope: u8,
     pub(super) args: Option<&'a [u8]>,
+    /// The args read in place as [`GpuArgs`], with the lenient tokens in them, for a complete
+    /// event whose category reads them (read once instead of skipped, then parsed again).
+    pub(super) gpu_args: Option<(GpuArgs, u64)>,
     /// Fields present with a type that makes no sense (`"ts": true`).
     pub(super) bad_field: Option<&'static str>,
     pub(super) keys: u32,
@@ -201,6 +205,21 @@ pub(super) fn parse_event<'a>(p: &mut Parser<'a>) -> Result<RawEvent<'a>, Syntax
                 }
             }
             b"args" => {
+                if ev.ph == b'X'
+                    && ev.cat.as_deref().is_some_and(reads_gpu_args)
+                    && p.peek() == Some(b'{')
+                {
+                    let start = p.offset();
+                    let mut sub = p.fork();
+                    if let (gpu, Ok(())) = read_gpu_args(&mut sub) {
+                        ev.args = Some(p.text(start, sub.offset()));
+                        ev.gpu_args = Some((gpu, sub.lenient_tokens));
+                        p.seek(sub.offset());
+                        return Ok(());
+                    }
+                    // Broken inside: skipped as any object, and read from its text later.
+                }
+                ev.gpu_args = None;
                 if let Value::Object(text) = p.value()? {
                     ev.args = Some(text);
                 }

@@ -59,6 +59,23 @@ impl<'a> Parser<'a> {
         self.pos
     }
 
+    /// A parser of the same slice at the same offset, with its own counts (for reading a value
+    /// in place whose counts are kept apart).
+    pub fn fork(&self) -> Self {
+        Self::new(self.buf).at(self.pos)
+    }
+
+    fn at(mut self, pos: usize) -> Self {
+        self.pos = pos;
+        self
+    }
+
+    /// `buf[start..end]` of the parsed slice (clamped to it).
+    pub fn text(&self, start: usize, end: usize) -> &'a [u8] {
+        let end = end.min(self.buf.len());
+        &self.buf[start.min(end)..end]
+    }
+
     /// Moves to `offset` (clamped to the end).
     pub fn seek(&mut self, offset: usize) {
         self.pos = offset.min(self.buf.len());
