@@ -62,7 +62,11 @@ pub struct JobOptions {
 pub struct Job {
     /// Per rank, in file order.
     pub ranks: Vec<RankFacts>,
-    /// The profiles, in file order, when [`JobOptions::keep_profiles`] was set; else empty.
+    /// The profiles, in file order, when [`JobOptions::keep_profiles`] was set; else empty. A
+    /// profile whose trace gives no rank ([`RankSource::Position`]) carries the number the job
+    /// gave it in its `distributed.rank`, so that merging the profiles
+    /// ([`merge_ranks`](crate::analysis::compare::merge_ranks)) names its GPU as the report
+    /// names the rank.
     pub profiles: Vec<Profile>,
     /// The cross-rank analysis.
     pub report: FleetReport,
@@ -205,6 +209,14 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
         profiles.extend(profile);
     }
     number_ranks(&mut ranks)?;
+    for (facts, profile) in ranks.iter().zip(profiles.iter_mut()) {
+        if facts.rank_source == RankSource::Position {
+            profile
+                .distributed
+                .get_or_insert_with(Default::default)
+                .rank = Some(facts.rank);
+        }
+    }
     let report = fleet_report(&ranks);
     Ok(Job {
         ranks,

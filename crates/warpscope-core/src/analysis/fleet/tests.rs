@@ -296,7 +296,9 @@ fn a_job_in_a_directory_opens_in_file_order_and_a_duplicate_rank_is_an_error() {
 use crate::import::Progress;
 
 /// The (rank, where it came from) of each file when `profiles` are saved as `names` in a
-/// directory of their own (`tag` names it) and opened as a job.
+/// directory of their own (`tag` names it) and opened as a job. The job's profiles, merged
+/// for the viewer, name each GPU after the rank the report gives it (a click on a rank's
+/// cell finds its GPU by that name).
 fn ranks_of_job_saved_as(
     tag: &str,
     names: &[&str],
@@ -308,9 +310,29 @@ fn ranks_of_job_saved_as(
         crate::export::save_chrome_trace(p, &dir.join(name)).unwrap();
     }
     let files = job_files(std::slice::from_ref(&dir)).unwrap();
-    let job = load_job(&files, JobOptions::default(), &Progress::default()).unwrap();
+    let job = load_job(
+        &files,
+        JobOptions {
+            keep_profiles: true,
+        },
+        &Progress::default(),
+    )
+    .unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
-    job.ranks.iter().map(|r| (r.rank, r.rank_source)).collect()
+    let ranks: Vec<(i64, RankSource)> = job.ranks.iter().map(|r| (r.rank, r.rank_source)).collect();
+    let merged = crate::analysis::compare::merge_ranks(job.profiles).unwrap();
+    for (rank, _) in &ranks {
+        let who = format!("rank {rank}");
+        assert!(
+            merged
+                .devices
+                .iter()
+                .any(|d| d.properties.iter().any(|(k, v)| k == "rank" && *v == who)),
+            "no GPU of {who} in {:?}",
+            merged.devices
+        );
+    }
+    ranks
 }
 
 #[test]
