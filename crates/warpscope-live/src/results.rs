@@ -134,6 +134,11 @@ pub fn median_ns(values: &[i64]) -> Option<i64> {
     Some(v[(v.len() - 1) / 2])
 }
 
+/// `amount` per second over a time of `ns` nanoseconds; `None` without a positive time.
+pub fn per_second(amount: f64, ns: Option<i64>) -> Option<f64> {
+    ns.filter(|&t| t > 0).map(|t| amount / (t as f64 * 1e-9))
+}
+
 impl PointResult {
     /// Median CUDA-event (or CPU wall) time.
     pub fn median_event_ns(&self) -> Option<i64> {

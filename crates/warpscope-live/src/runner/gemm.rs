@@ -6,9 +6,9 @@ use crate::blas::{Blas, TensorMath};
 use crate::error::LiveError;
 use crate::gpu::{Arg, DeviceBuffer};
 use crate::reference::{self, Check, TF32_TOL, f16_bits_to_f32, f32_to_f16_bits};
-use crate::results::{PointResult, median_ns};
+use crate::results::{PointResult, per_second};
 
-use super::{Lab, Launch, PointCtx, ceil_div, floats, kernel_op};
+use super::{Lab, Launch, PEAK_RUNS, PointCtx, ceil_div, floats, kernel_op};
 
 /// A kernel of `sgemm.cu`: its function, the side of the block tile, threads per block.
 fn ladder_kernel(config: &str) -> (&'static str, u64, (u32, u32, u32)) {
@@ -119,7 +119,7 @@ impl Lab<'_> {
         n: u64,
     ) -> Result<(Option<f64>, Option<f64>), LiveError> {
         let Ok(blas) = Blas::new(&self.gpu) else {
-            for _ in 0..14 {
+            for _ in 0..2 * PEAK_RUNS {
                 self.progress.step();
             }
             return Ok((None, None));
@@ -145,20 +145,11 @@ impl Lab<'_> {
             let (pa, pb, pc) = (inputs[0].ptr, inputs[1].ptr, c.ptr);
             blas.gemm_tensor(math, pa, pb, pc, side)?;
             self.gpu.sync()?;
-            let mut times = Vec::new();
-            for i in 0..7 {
-                let label = format!("peak: cuBLAS GEMM {math:?} {n}");
-                let op = kernel_op("cublasGemmEx", &label, [0; 3], [0; 3]);
-                let t = self.timed(&label, None, &op, |_| {
-                    blas.gemm_tensor(math, pa, pb, pc, side)
-                })?;
-                if i >= 2 {
-                    times.push(t);
-                }
-            }
-            rates[slot] = median_ns(&times)
-                .filter(|&t| t > 0)
-                .map(|t| 2.0 * (n * n * n) as f64 / (t as f64 * 1e-9));
+            let label = format!("peak: cuBLAS GEMM {math:?} {n}");
+            let op = kernel_op("cublasGemmEx", &label, [0; 3], [0; 3]);
+            let t =
+                self.peak_median_ns(&label, &op, |_| blas.gemm_tensor(math, pa, pb, pc, side))?;
+            rates[slot] = per_second(2.0 * (n * n * n) as f64, t);
         }
         Ok((rates[0], rates[1]))
     }

@@ -32,10 +32,16 @@ const HOLD_TIMEOUT_NS: u64 = 2_000_000_000;
 /// the GPU runs these. CUDA's launch queue holds fewer than 2000 (on the H200 a batch of 2000
 /// behind the hold waited for its timeout), and a launch call blocks while it is full.
 const HOLD_QUEUE_LAUNCHES: u32 = 256;
+/// Runs of each peak measurement: [`PEAK_WARMUPS`] warm-ups, the median of the rest is kept.
+const PEAK_RUNS: usize = 7;
+/// Peak-measurement runs not counted (clocks rising, caches and cuBLAS's heuristics warming).
+const PEAK_WARMUPS: usize = 2;
+/// Peak measurements: the D2D copy, cuBLAS SGEMM and the two tensor-op GEMMs.
+const PEAK_MEASUREMENTS: usize = 4;
 use crate::plan::{Point, SweepPlan, format_size, per_launch_ns};
 use crate::profile::{EventSpan, GpuOp, GpuOpKind, HostSpan, Recording, build_profile};
 use crate::reference::Rng;
-use crate::results::{LiveRun, Peaks, PointResult, median_ns};
+use crate::results::{LiveRun, Peaks, PointResult, median_ns, per_second};
 use records::attribute;
 
 /// How a run is made.
@@ -197,7 +203,11 @@ pub fn run_sweep(
                 .into(),
         ));
     }
-    let peak_launches = if opts.measure_peaks { 28 } else { 0 };
+    let peak_launches = if opts.measure_peaks {
+        (PEAK_MEASUREMENTS * PEAK_RUNS) as u64
+    } else {
+        0
+    };
     progress.set_status(format!("starting on {}", facts.name));
     let cost_passes = if opts.cupti_cost && opts.use_cupti {
         2
@@ -597,31 +607,23 @@ impl Lab<'_> {
         let src = self.gpu.alloc(bytes)?;
         let dst = self.gpu.alloc(bytes)?;
         self.gpu.fill(src.ptr, 0x3f, bytes)?;
-        let mut times = Vec::new();
-        for i in 0..7 {
-            let op = OpDesc {
-                api: "cuMemcpyDtoDAsync",
-                queue: true,
-                name: CopyKind::DtoD.activity_name(),
-                kind: copy_op(
-                    CopyKind::DtoD,
-                    bytes,
-                    MemoryKind::Device,
-                    MemoryKind::Device,
-                ),
-            };
-            let (s, d) = (src.ptr, dst.ptr);
-            let t = self.timed("peak: cuMemcpyDtoD 512 MiB", None, &op, |g| {
-                g.copy_d2d(d, s, bytes)
-            })?;
-            if i >= 2 {
-                times.push(t);
-            }
-        }
+        let op = OpDesc {
+            api: "cuMemcpyDtoDAsync",
+            queue: true,
+            name: CopyKind::DtoD.activity_name(),
+            kind: copy_op(
+                CopyKind::DtoD,
+                bytes,
+                MemoryKind::Device,
+                MemoryKind::Device,
+            ),
+        };
+        let (s, d) = (src.ptr, dst.ptr);
+        let t = self.peak_median_ns("peak: cuMemcpyDtoD 512 MiB", &op, |g| {
+            g.copy_d2d(d, s, bytes)
+        })?;
         drop((src, dst));
-        let d2d = median_ns(&times)
-            .filter(|&t| t > 0)
-            .map(|t| 2.0 * bytes as f64 / (t as f64 * 1e-9));
+        let d2d = per_second(2.0 * bytes as f64, t);
 
         let n: u64 = 4096;
         let sgemm = match Blas::new(&self.gpu) {
@@ -639,24 +641,16 @@ impl Lab<'_> {
                 self.gpu.upload(&b, &host)?;
                 blas.sgemm(a.ptr, b.ptr, c.ptr, n as i32)?;
                 self.gpu.sync()?;
-                let mut times = Vec::new();
-                for i in 0..7 {
-                    let op = kernel_op("cublasSgemm", "cublasSgemm (4096)", [0; 3], [0; 3]);
-                    let (pa, pb, pc) = (a.ptr, b.ptr, c.ptr);
-                    let t = self.timed("peak: cuBLAS SGEMM 4096", None, &op, |_| {
-                        blas.sgemm(pa, pb, pc, n as i32)
-                    })?;
-                    if i >= 2 {
-                        times.push(t);
-                    }
-                }
-                median_ns(&times)
-                    .filter(|&t| t > 0)
-                    .map(|t| 2.0 * (n * n * n) as f64 / (t as f64 * 1e-9))
+                let op = kernel_op("cublasSgemm", "cublasSgemm (4096)", [0; 3], [0; 3]);
+                let (pa, pb, pc) = (a.ptr, b.ptr, c.ptr);
+                let t = self.peak_median_ns("peak: cuBLAS SGEMM 4096", &op, |_| {
+                    blas.sgemm(pa, pb, pc, n as i32)
+                })?;
+                per_second(2.0 * (n * n * n) as f64, t)
             }
             Err(_) => {
                 // Still count the planned steps so the progress bar ends at 100%.
-                for _ in 0..7 {
+                for _ in 0..PEAK_RUNS {
                     self.progress.step();
                 }
                 None
@@ -675,6 +669,24 @@ impl Lab<'_> {
             tf32_flops_per_s,
             fp16_flops_per_s,
         })
+    }
+
+    /// Runs a peak measurement [`PEAK_RUNS`] times and returns the median time of the runs after
+    /// the first [`PEAK_WARMUPS`].
+    fn peak_median_ns(
+        &mut self,
+        label: &str,
+        op: &OpDesc,
+        f: impl Fn(&Gpu) -> Result<(), LiveError>,
+    ) -> Result<Option<i64>, LiveError> {
+        let mut times = Vec::with_capacity(PEAK_RUNS);
+        for i in 0..PEAK_RUNS {
+            let t = self.timed(label, None, op, &f)?;
+            if i >= PEAK_WARMUPS {
+                times.push(t);
+            }
+        }
+        Ok(median_ns(&times))
     }
 
     /// A point's result before anything is measured.
