@@ -88,6 +88,38 @@ where
     results.into_iter().map(|(_, r)| r).collect()
 }
 
+/// The smallest piece [`pieces`] cuts: below this, a thread costs more than it saves.
+#[cfg(not(test))]
+const MIN_PIECE: usize = 1 << 16;
+/// Small pieces in unit tests, so that tests with a few thousand events cut tracks.
+#[cfg(test)]
+const MIN_PIECE: usize = 64;
+
+/// Cuts lists of `lens[i]` items into pieces for [`map_mut`]: (list, range of its items), in
+/// list order then item order, so that results joined in piece order are in item order. A
+/// list is cut into pieces of about a quarter of one thread's share (at least [`MIN_PIECE`]),
+/// so that one long list (a track with millions of events) is spread over the cores too; with
+/// one thread, every list is one piece. Empty lists give no piece.
+pub fn pieces(lens: &[usize]) -> Vec<(usize, std::ops::Range<usize>)> {
+    let threads = threads().max(1);
+    let total: usize = lens.iter().sum();
+    let size = if threads == 1 {
+        usize::MAX
+    } else {
+        (total / (threads * 4)).max(MIN_PIECE)
+    };
+    let mut out = Vec::new();
+    for (list, &len) in lens.iter().enumerate() {
+        let mut start = 0;
+        while start < len {
+            let end = start.saturating_add(size).min(len);
+            out.push((list, start..end));
+            start = end;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +137,28 @@ mod tests {
         );
         assert_eq!(got, (0..50).map(|v| (v + 100) * 2).collect::<Vec<_>>());
         assert_eq!(items, (100..150).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn pieces_cover_every_item_once_in_order() {
+        let lens = [0, 5, 3000, 1, 700];
+        for threads in [1, 2, 16] {
+            let got = with_threads(threads, || pieces(&lens));
+            let mut next = vec![0usize; lens.len()];
+            let mut last_list = 0;
+            for (list, range) in &got {
+                assert!(*list >= last_list, "lists in order");
+                last_list = *list;
+                assert_eq!(range.start, next[*list], "no gap, no overlap");
+                assert!(range.end > range.start, "no empty piece");
+                next[*list] = range.end;
+            }
+            assert_eq!(next, lens.to_vec(), "{threads} threads");
+            if threads == 1 {
+                assert_eq!(got.len(), 4, "one piece per non-empty list");
+            }
+        }
+        // 16 threads cut the long list in pieces of at least MIN_PIECE.
+        assert!(with_threads(16, || pieces(&lens)).len() > 4);
     }
 }
