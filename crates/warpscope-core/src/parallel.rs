@@ -120,6 +120,116 @@ pub fn pieces(lens: &[usize]) -> Vec<(usize, std::ops::Range<usize>)> {
     out
 }
 
+/// `indices.iter().map(|&i| from[i]).collect()`, written by up to [`threads`] threads, each a
+/// part of the result.
+pub fn gather<T: Copy + Send + Sync>(from: &[T], indices: &[u32]) -> Vec<T> {
+    let n = indices.len();
+    let parts = threads().min(n / MIN_PIECE).max(1);
+    let Some(&filler) = from.first() else {
+        return indices.iter().map(|&i| from[i as usize]).collect();
+    };
+    if parts <= 1 {
+        return indices.iter().map(|&i| from[i as usize]).collect();
+    }
+    let mut out = vec![filler; n];
+    let chunk = n.div_ceil(parts);
+    std::thread::scope(|scope| {
+        for (part, idx) in out.chunks_mut(chunk).zip(indices.chunks(chunk)) {
+            scope.spawn(move || {
+                for (slot, &i) in part.iter_mut().zip(idx) {
+                    *slot = from[i as usize];
+                }
+            });
+        }
+    });
+    out
+}
+
+/// Sorts `v` by `key` on up to [`threads`] threads: pieces are sorted on their own (with the
+/// standard library's stable sort, quick on runs already in order, as a trace's events mostly
+/// are), then merged, each thread writing one part of the result. Elements with equal keys
+/// must be interchangeable (the key tells every element apart, or equal keys mean equal
+/// elements): the result is then the one any sort gives.
+pub fn sort_by_key<T, K>(v: &mut Vec<T>, key: impl Fn(&T) -> K + Sync)
+where
+    T: Copy + Send + Sync,
+    K: Ord,
+{
+    let n = v.len();
+    let parts = threads().min(n / MIN_PIECE).max(1);
+    let cmp = |a: &T, b: &T| key(a).cmp(&key(b));
+    if parts <= 1 {
+        v.sort_by(cmp);
+        return;
+    }
+    let chunk = n.div_ceil(parts);
+    std::thread::scope(|scope| {
+        for piece in v.chunks_mut(chunk) {
+            scope.spawn(move || piece.sort_by(cmp));
+        }
+    });
+    let runs: Vec<&[T]> = v.chunks(chunk).collect();
+    // Splitters: quantiles of evenly spaced samples of the sorted runs.
+    let per_run = parts * 4;
+    let mut samples: Vec<&T> = runs
+        .iter()
+        .flat_map(|run| (0..per_run).map(move |j| &run[j * run.len() / per_run]))
+        .collect();
+    samples.sort_by(|a, b| cmp(a, b));
+    let splitters: Vec<K> = (1..parts)
+        .map(|p| key(samples[p * samples.len() / parts]))
+        .collect();
+    // Where each part starts in each run: its first element not below the part's splitter.
+    let bounds: Vec<Vec<usize>> = runs
+        .iter()
+        .map(|run| {
+            let mut b = vec![0];
+            b.extend(
+                splitters
+                    .iter()
+                    .map(|s| run.partition_point(|x| key(x) < *s)),
+            );
+            b.push(run.len());
+            b
+        })
+        .collect();
+    let mut out = vec![v[0]; n];
+    std::thread::scope(|scope| {
+        let mut rest = out.as_mut_slice();
+        for p in 0..parts {
+            let sources: Vec<&[T]> = runs
+                .iter()
+                .zip(&bounds)
+                .map(|(run, b)| &run[b[p]..b[p + 1]])
+                .collect();
+            let len: usize = sources.iter().map(|s| s.len()).sum();
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            let key = &key;
+            scope.spawn(move || merge_into(part, sources, key));
+        }
+    });
+    *v = out;
+}
+
+/// Merges the sorted `sources` into `out` (as long as all of them together).
+fn merge_into<T: Copy, K: Ord>(out: &mut [T], mut sources: Vec<&[T]>, key: &impl Fn(&T) -> K) {
+    sources.retain(|s| !s.is_empty());
+    for slot in out.iter_mut() {
+        let mut best = 0;
+        for s in 1..sources.len() {
+            if key(&sources[s][0]) < key(&sources[best][0]) {
+                best = s;
+            }
+        }
+        *slot = sources[best][0];
+        sources[best] = &sources[best][1..];
+        if sources[best].is_empty() {
+            sources.swap_remove(best);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,5 +270,35 @@ mod tests {
         }
         // 16 threads cut the long list in pieces of at least MIN_PIECE.
         assert!(with_threads(16, || pieces(&lens)).len() > 4);
+    }
+
+    #[test]
+    fn a_sort_on_several_threads_gives_the_one_thread_order() {
+        // Runs in order with a few out of place, as in a trace, and repeated keys.
+        let items: Vec<(i64, u32)> = (0..5_000u32)
+            .map(|i| (i64::from((i % 1_200) * 3 + (i * 7919) % 5), i % 13))
+            .collect();
+        let mut expected = items.clone();
+        expected.sort_unstable();
+        for threads in [1, 2, 3, 8, 16] {
+            let mut v = items.clone();
+            with_threads(threads, || sort_by_key(&mut v, |&x| x));
+            assert_eq!(v, expected, "{threads} threads");
+        }
+        let mut by_first = items;
+        with_threads(4, || {
+            sort_by_key(&mut by_first, |&(a, _)| std::cmp::Reverse(a));
+        });
+        assert!(by_first.windows(2).all(|w| w[0].0 >= w[1].0));
+    }
+
+    #[test]
+    fn gather_on_several_threads_picks_the_one_thread_values() {
+        let from: Vec<i64> = (0..3_000).map(|i| i * 10).collect();
+        let indices: Vec<u32> = (0..2_500u32).map(|i| (i * 7919) % 3_000).collect();
+        let expected: Vec<i64> = indices.iter().map(|&i| i64::from(i) * 10).collect();
+        for threads in [1, 4, 16] {
+            assert_eq!(with_threads(threads, || gather(&from, &indices)), expected);
+        }
     }
 }

@@ -442,29 +442,47 @@ impl ProfileBuilder {
     pub fn finish(mut self) -> Profile {
         let origin_raw_ns = self.origin_raw_ns.unwrap_or_else(|| self.earliest_raw_ns());
         // Sort every track by start (longest first on ties) and remember where events moved.
-        // Tracks are independent: they are finished on all cores.
         // Where events moved matters only to flows given by event (exact flows).
         let want_moves = !self.exact_flows.is_empty();
-        let finished = crate::parallel::map_mut(
-            &mut self.tracks,
-            |t| t.events.len(),
-            |track| {
-                let (map, n) = sort_and_shift(&mut track.events, origin_raw_ns, want_moves);
-                let (depth, parent, max_depth, _) = nest(&track.events);
-                track.events.depth = depth;
-                track.events.parent = parent;
-                track.max_depth = max_depth;
-                track.max_dur_ns = track
-                    .events
-                    .dur_ns
-                    .iter()
-                    .copied()
-                    .max()
-                    .unwrap_or(0)
-                    .max(0);
-                (map, n)
-            },
+        let finish_track = |track: &mut Track| {
+            let (map, n) = sort_and_shift(&mut track.events, origin_raw_ns, want_moves);
+            let (depth, parent, max_depth, _) = nest(&track.events);
+            track.events.depth = depth;
+            track.events.parent = parent;
+            track.max_depth = max_depth;
+            track.max_dur_ns = track
+                .events
+                .dur_ns
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(0)
+                .max(0);
+            (map, n)
+        };
+        // Tracks are independent: those of less than a thread's share of the events are
+        // finished side by side, one thread each; a larger one (a Kineto trace has two or three
+        // threads of millions of events) on all threads, one after another.
+        let threads = crate::parallel::threads().max(1);
+        let share = self.event_count() / threads;
+        let (mut large, mut small): (Vec<_>, Vec<_>) = self
+            .tracks
+            .iter_mut()
+            .enumerate()
+            .partition(|(_, t)| threads > 1 && t.events.len() > share);
+        let mut finished: Vec<(Option<Vec<u32>>, u64)> = Vec::new();
+        finished.resize_with(large.len() + small.len(), || (None, 0));
+        let side_by_side = crate::parallel::map_mut(
+            &mut small,
+            |(_, t)| t.events.len(),
+            |(_, t)| crate::parallel::with_threads(1, || finish_track(t)),
         );
+        for ((i, _), done) in small.iter().zip(side_by_side) {
+            finished[*i] = done;
+        }
+        for (i, t) in &mut large {
+            finished[*i] = finish_track(t);
+        }
         let dropped: u64 = finished.iter().map(|(_, n)| n).sum();
         let new_index_of: Vec<Option<Vec<u32>>> =
             finished.into_iter().map(|(map, _)| map).collect();
@@ -568,9 +586,9 @@ impl ProfileBuilder {
                 "flow arrows whose start or end falls on no event were left out",
             );
         }
-        // Unstable (no scratch copy of the list); the kind decides between flows that link the
-        // same two events, so the order does not depend on the sort.
-        flows.sort_unstable_by_key(|f| (f.from, f.to, f.kind as u8));
+        // The kind decides between flows that link the same two events, so the order does not
+        // depend on the sort.
+        crate::parallel::sort_by_key(&mut flows, |f| (f.from, f.to, f.kind as u8));
         flows.shrink_to_fit();
 
         let tracks = order_tracks(std::mem::take(&mut self.tracks), &mut flows);
@@ -755,7 +773,8 @@ fn sort_and_shift(
                 (ev.start_ns[i], std::cmp::Reverse(ev.dur_ns[i]), index)
             })
             .collect();
-        keys.sort_unstable();
+        // The keys tell every event apart: any sort gives this order.
+        crate::parallel::sort_by_key(&mut keys, |&k| k);
         keys.into_iter().map(|k| k.2).collect()
     });
     if let Some(perm) = &perm {
