@@ -108,61 +108,63 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
 
 /// The operators of one CPU track by name; `launches` are the (launching event, GPU time) of
 /// the launch flows that start on the track.
+///
+/// One pass from the last event to the first: an event's parent comes before it (events are
+/// sorted by start, longer first), so when the pass reaches an event, everything nested in it
+/// has been added to it, and it adds itself to its parent. GPU time enters at the parent of
+/// the launching event; it goes up to every op above (`gpu_incl`) and, for `gpu_self`, up to
+/// the first op only.
 fn track_ops(track: &Track, launches: &[(u32, i64)], range: TimeRange) -> FxHashMap<StrId, OpSums> {
     let ev = &track.events;
     let n = ev.len();
-    // GPU time launched under each op event: by it or ops nested in it (`gpu_incl`), and by
-    // the op itself, the innermost op around the launch (`gpu_self`).
     let (mut gpu_incl, mut gpu_self) = if launches.is_empty() {
         (Vec::new(), Vec::new())
     } else {
         (vec![0i64; n], vec![0i64; n])
     };
     for &(from, gpu_d) in launches {
-        let mut at = ev.parent[from as usize];
-        let mut first = true;
-        while at != NO_PARENT {
-            let a = at as usize;
-            if ev.kind[a] == EventKind::CpuOp {
-                gpu_incl[a] = gpu_incl[a].saturating_add(gpu_d);
-                if first {
-                    gpu_self[a] = gpu_self[a].saturating_add(gpu_d);
-                    first = false;
-                }
-            }
-            at = ev.parent[a];
+        let p = ev.parent[from as usize];
+        if p != NO_PARENT {
+            let p = p as usize;
+            gpu_incl[p] = gpu_incl[p].saturating_add(gpu_d);
+            gpu_self[p] = gpu_self[p].saturating_add(gpu_d);
         }
     }
     // Time of the events nested directly in each op: only the part of a child that lies inside
     // its parent.
     let mut child_ns = vec![0i64; n];
-    for i in 0..n {
-        let p = ev.parent[i];
-        if p != NO_PARENT && ev.kind[p as usize] == EventKind::CpuOp {
-            let parent_end = ev.end_ns(p as usize);
-            let child = (ev.end_ns(i).min(parent_end) - ev.start_ns[i]).max(0);
-            child_ns[p as usize] = child_ns[p as usize].saturating_add(child);
-        }
-    }
     let mut groups: FxHashMap<StrId, OpSums> = FxHashMap::default();
-    for (i, &children_ns) in child_ns.iter().enumerate() {
-        if ev.kind[i] != EventKind::CpuOp {
+    for i in (0..n).rev() {
+        let is_op = ev.kind[i] == EventKind::CpuOp;
+        if is_op && let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) {
+            let row = groups.entry(ev.name[i]).or_default();
+            row.calls += 1;
+            row.total_ns = row.total_ns.saturating_add(d);
+            let own = ev.dur_ns[i].saturating_sub(child_ns[i]).clamp(0, d);
+            row.self_ns = row.self_ns.saturating_add(own);
+            row.gpu_ns = row
+                .gpu_ns
+                .saturating_add(gpu_incl.get(i).copied().unwrap_or(0));
+            row.gpu_self_ns = row
+                .gpu_self_ns
+                .saturating_add(gpu_self.get(i).copied().unwrap_or(0));
+        }
+        let p = ev.parent[i];
+        if p == NO_PARENT {
             continue;
         }
-        let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) else {
-            continue;
-        };
-        let row = groups.entry(ev.name[i]).or_default();
-        row.calls += 1;
-        row.total_ns = row.total_ns.saturating_add(d);
-        let own = ev.dur_ns[i].saturating_sub(children_ns).clamp(0, d);
-        row.self_ns = row.self_ns.saturating_add(own);
-        row.gpu_ns = row
-            .gpu_ns
-            .saturating_add(gpu_incl.get(i).copied().unwrap_or(0));
-        row.gpu_self_ns = row
-            .gpu_self_ns
-            .saturating_add(gpu_self.get(i).copied().unwrap_or(0));
+        let p = p as usize;
+        debug_assert!(p < i, "a parent comes before its children");
+        if ev.kind[p] == EventKind::CpuOp {
+            let child = (ev.end_ns(i).min(ev.end_ns(p)) - ev.start_ns[i]).max(0);
+            child_ns[p] = child_ns[p].saturating_add(child);
+        }
+        if !gpu_incl.is_empty() {
+            gpu_incl[p] = gpu_incl[p].saturating_add(gpu_incl[i]);
+            if !is_op {
+                gpu_self[p] = gpu_self[p].saturating_add(gpu_self[i]);
+            }
+        }
     }
     groups
 }
@@ -251,5 +253,39 @@ mod tests {
         assert_eq!(all[0].calls, 6);
         assert_eq!(all[0].gpu_ns, 6 * 37 + 2 * 15);
         assert_eq!(all[1].gpu_self_ns, 6 * 30 + 15);
+    }
+
+    #[test]
+    fn gpu_time_launched_under_an_annotation_goes_to_the_op_around_it() {
+        let mut b = ProfileBuilder::new("ops.json".into(), Format::ChromeJson);
+        let gpu = b.track(TrackKey::Gpu {
+            device: 0,
+            context: 1,
+            stream: 7,
+            lane: GpuLane::Work,
+        });
+        let t = b.track(TrackKey::Thread {
+            pid: TraceId::Int(1),
+            tid: TraceId::Int(1),
+        });
+        let (op, note) = (b.intern("op"), b.intern("## forward ##"));
+        let (launch, kernel) = (b.intern("cudaLaunchKernel"), b.intern("k"));
+        b.push(t, 0, 100, op, EventKind::CpuOp);
+        b.push(t, 5, 90, note, EventKind::UserAnnotation);
+        let api = ApiInfo {
+            correlation: Some(1),
+            ..ApiInfo::default()
+        };
+        b.push_api(t, 10, 2, launch, EventKind::Runtime, api, 0);
+        let info = KernelInfo {
+            correlation: Some(1),
+            ..KernelInfo::default()
+        };
+        b.push_kernel(gpu, 50, 40, kernel, info, 0);
+        let rows = cpu_ops(&b.finish(), TimeRange::ALL);
+        assert_eq!(rows.len(), 1);
+        // The annotation is no op: its 90 ns count as nested time, its launch as the op's own.
+        assert_eq!((rows[0].self_ns, rows[0].total_ns), (10, 100));
+        assert_eq!((rows[0].gpu_ns, rows[0].gpu_self_ns), (40, 40));
     }
 }
