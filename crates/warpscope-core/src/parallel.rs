@@ -145,11 +145,11 @@ pub fn gather<T: Copy + Send + Sync>(from: &[T], indices: &[u32]) -> Vec<T> {
     out
 }
 
-/// Sorts `v` by `key` on up to [`threads`] threads: pieces are sorted on their own (with the
-/// standard library's stable sort, quick on runs already in order, as a trace's events mostly
-/// are), then merged, each thread writing one part of the result. Elements with equal keys
-/// must be interchangeable (the key tells every element apart, or equal keys mean equal
-/// elements): the result is then the one any sort gives.
+/// Sorts `v` by `key` on up to [`threads`] threads, stably (elements with equal keys keep
+/// their order), as `v.sort_by_key(key)` does: consecutive pieces are sorted on their own (with
+/// the standard library's stable sort, quick on runs already in order, as a trace's events
+/// mostly are), then merged, each thread writing one part of the result; equal keys fall in
+/// one part, where the earlier piece's come first.
 pub fn sort_by_key<T, K>(v: &mut Vec<T>, key: impl Fn(&T) -> K + Sync)
 where
     T: Copy + Send + Sync,
@@ -212,7 +212,8 @@ where
     *v = out;
 }
 
-/// Merges the sorted `sources` into `out` (as long as all of them together).
+/// Merges the sorted `sources` into `out` (as long as all of them together); on equal keys,
+/// the earlier source's element comes first.
 fn merge_into<T: Copy, K: Ord>(out: &mut [T], mut sources: Vec<&[T]>, key: &impl Fn(&T) -> K) {
     sources.retain(|s| !s.is_empty());
     for slot in out.iter_mut() {
@@ -225,7 +226,8 @@ fn merge_into<T: Copy, K: Ord>(out: &mut [T], mut sources: Vec<&[T]>, key: &impl
         *slot = sources[best][0];
         sources[best] = &sources[best][1..];
         if sources[best].is_empty() {
-            sources.swap_remove(best);
+            // `remove`, not `swap_remove`: the sources stay in order, for stability.
+            sources.remove(best);
         }
     }
 }
@@ -285,11 +287,16 @@ mod tests {
             with_threads(threads, || sort_by_key(&mut v, |&x| x));
             assert_eq!(v, expected, "{threads} threads");
         }
-        let mut by_first = items;
-        with_threads(4, || {
-            sort_by_key(&mut by_first, |&(a, _)| std::cmp::Reverse(a));
-        });
-        assert!(by_first.windows(2).all(|w| w[0].0 >= w[1].0));
+        // Stable: equal keys keep their order, as with the standard library's stable sort.
+        let mut stable = items.clone();
+        stable.sort_by_key(|&(a, _)| std::cmp::Reverse(a));
+        for threads in [2, 5, 16] {
+            let mut by_first = items.clone();
+            with_threads(threads, || {
+                sort_by_key(&mut by_first, |&(a, _)| std::cmp::Reverse(a));
+            });
+            assert_eq!(by_first, stable, "{threads} threads");
+        }
     }
 
     #[test]

@@ -551,10 +551,12 @@ impl ProfileBuilder {
                 });
             }
         }
-        let mut unbound = 0u64;
-        for pf in std::mem::take(&mut self.pending_flows) {
-            let from_track = &self.tracks[pf.from_track.0 as usize];
-            let to_track = &self.tracks[pf.to_track.0 as usize];
+        // Each flow is bound on its own: on all threads, in pieces of the list, kept in order.
+        let pending = std::mem::take(&mut self.pending_flows);
+        let tracks = &self.tracks;
+        let bind = |pf: &PendingFlow| {
+            let from_track = &tracks[pf.from_track.0 as usize];
+            let to_track = &tracks[pf.to_track.0 as usize];
             let from = shift(pf.from_ns, origin_raw_ns)
                 .and_then(|t| enclosing_event(&from_track.events, t));
             let to = shift(pf.to_ns, origin_raw_ns).and_then(|t| {
@@ -564,19 +566,29 @@ impl ProfileBuilder {
                     next_event(&to_track.events, t)
                 }
             });
-            match (from, to) {
-                (Some(a), Some(b)) => flows.push(Flow {
-                    from: EventRef {
-                        track: pf.from_track.0,
-                        index: a,
-                    },
-                    to: EventRef {
-                        track: pf.to_track.0,
-                        index: b,
-                    },
-                    kind: pf.kind,
-                }),
-                _ => unbound += 1,
+            Some(Flow {
+                from: EventRef {
+                    track: pf.from_track.0,
+                    index: from?,
+                },
+                to: EventRef {
+                    track: pf.to_track.0,
+                    index: to?,
+                },
+                kind: pf.kind,
+            })
+        };
+        let mut pieces = crate::parallel::pieces(&[pending.len()]);
+        let bound = crate::parallel::map_mut(
+            &mut pieces,
+            |(_, range)| range.len(),
+            |(_, range)| pending[range.clone()].iter().map(bind).collect::<Vec<_>>(),
+        );
+        let mut unbound = 0u64;
+        for found in bound.into_iter().flatten() {
+            match found {
+                Some(flow) => flows.push(flow),
+                None => unbound += 1,
             }
         }
         if unbound > 0 {

@@ -322,6 +322,17 @@ fn finishing_on_four_threads_gives_the_one_thread_profile() {
             to_enclosing: false,
             kind: FlowKind::Other,
         });
+        // Flows bound by time, in several pieces: some fall on no event.
+        for j in 0..300 {
+            b.pending_flows.push(PendingFlow {
+                from_track: threads[j % 3],
+                from_ns: i64::try_from(j).unwrap() * 137,
+                to_track: threads[(j + 1) % 3],
+                to_ns: i64::try_from(j).unwrap() * 131,
+                to_enclosing: j % 2 == 0,
+                kind: FlowKind::Other,
+            });
+        }
         b
     };
     let one = crate::parallel::with_threads(1, || build().finish());
@@ -330,7 +341,7 @@ fn finishing_on_four_threads_gives_the_one_thread_profile() {
     assert_eq!(one.warnings, four.warnings);
     assert_eq!(one.warnings[0].code, "event_time_out_of_range");
     assert_eq!(one.warnings[0].count, 112);
-    assert_eq!(one.flows.len(), 1000 - 112 + 1);
+    assert!(one.flows.len() > 1000 - 112 + 1);
     assert_eq!(one.flows, four.flows);
     assert_eq!(one.origin.raw_ns, four.origin.raw_ns);
     for (a, b) in one.tracks.iter().zip(&four.tracks) {
