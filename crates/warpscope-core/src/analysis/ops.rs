@@ -30,6 +30,13 @@ pub struct OpRow {
     pub gpu_self_ns: i64,
 }
 
+/// Below this many events, the tracks are worked out on the calling thread.
+#[cfg(not(test))]
+const SMALL_PROFILE_EVENTS: usize = 1 << 16;
+/// Unit tests work out tiny profiles on several threads too.
+#[cfg(test)]
+const SMALL_PROFILE_EVENTS: usize = 2;
+
 /// The sums of one operator name, on one track or on all.
 #[derive(Clone, Copy, Debug, Default)]
 struct OpSums {
@@ -76,11 +83,21 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
         .zip(launches)
         .filter(|(track, _)| !track.key.is_gpu())
         .collect();
-    let per_track = crate::parallel::map_mut(
-        &mut jobs,
-        |(track, _)| track.events.len(),
-        |(track, launches)| track_ops(track, launches, range),
-    );
+    let mut work = || {
+        crate::parallel::map_mut(
+            &mut jobs,
+            |(track, _)| track.events.len(),
+            |(track, launches)| track_ops(track, launches, range),
+        )
+    };
+    // A small profile is not worth starting threads for (the viewer asks again for every
+    // range dragged on its timeline).
+    let events: usize = profile.tracks.iter().map(|t| t.events.len()).sum();
+    let per_track = if events < SMALL_PROFILE_EVENTS {
+        crate::parallel::with_threads(1, work)
+    } else {
+        work()
+    };
     let mut groups: FxHashMap<StrId, OpSums> = FxHashMap::default();
     for sums in per_track {
         for (name, s) in sums {
