@@ -88,6 +88,150 @@ where
     results.into_iter().map(|(_, r)| r).collect()
 }
 
+/// The smallest piece [`pieces`] cuts: below this, a thread costs more than it saves.
+#[cfg(not(test))]
+const MIN_PIECE: usize = 1 << 16;
+/// Small pieces in unit tests, so that tests with a few thousand events cut tracks.
+#[cfg(test)]
+const MIN_PIECE: usize = 64;
+
+/// Cuts lists of `lens[i]` items into pieces for [`map_mut`]: (list, range of its items), in
+/// list order then item order, so that results joined in piece order are in item order. A
+/// list is cut into pieces of about a quarter of one thread's share (at least [`MIN_PIECE`]),
+/// so that one long list (a track with millions of events) is spread over the cores too; with
+/// one thread, every list is one piece. Empty lists give no piece.
+pub fn pieces(lens: &[usize]) -> Vec<(usize, std::ops::Range<usize>)> {
+    let threads = threads().max(1);
+    let total: usize = lens.iter().sum();
+    let size = if threads == 1 {
+        usize::MAX
+    } else {
+        (total / (threads * 4)).max(MIN_PIECE)
+    };
+    let mut out = Vec::new();
+    for (list, &len) in lens.iter().enumerate() {
+        let mut start = 0;
+        while start < len {
+            let end = start.saturating_add(size).min(len);
+            out.push((list, start..end));
+            start = end;
+        }
+    }
+    out
+}
+
+/// `indices.iter().map(|&i| from[i]).collect()`, written by up to [`threads`] threads, each a
+/// part of the result.
+pub fn gather<T: Copy + Send + Sync>(from: &[T], indices: &[u32]) -> Vec<T> {
+    let n = indices.len();
+    let parts = threads().min(n / MIN_PIECE).max(1);
+    let Some(&filler) = from.first() else {
+        return indices.iter().map(|&i| from[i as usize]).collect();
+    };
+    if parts <= 1 {
+        return indices.iter().map(|&i| from[i as usize]).collect();
+    }
+    let mut out = vec![filler; n];
+    let chunk = n.div_ceil(parts);
+    std::thread::scope(|scope| {
+        for (part, idx) in out.chunks_mut(chunk).zip(indices.chunks(chunk)) {
+            scope.spawn(move || {
+                for (slot, &i) in part.iter_mut().zip(idx) {
+                    *slot = from[i as usize];
+                }
+            });
+        }
+    });
+    out
+}
+
+/// Sorts `v` by `key` on up to [`threads`] threads, stably (elements with equal keys keep
+/// their order), as `v.sort_by_key(key)` does: consecutive pieces are sorted on their own (with
+/// the standard library's stable sort, quick on runs already in order, as a trace's events
+/// mostly are), then merged, each thread writing one part of the result; equal keys fall in
+/// one part, where the earlier piece's come first.
+pub fn sort_by_key<T, K>(v: &mut Vec<T>, key: impl Fn(&T) -> K + Sync)
+where
+    T: Copy + Send + Sync,
+    K: Ord,
+{
+    let n = v.len();
+    let parts = threads().min(n / MIN_PIECE).max(1);
+    let cmp = |a: &T, b: &T| key(a).cmp(&key(b));
+    if parts <= 1 {
+        v.sort_by(cmp);
+        return;
+    }
+    let chunk = n.div_ceil(parts);
+    std::thread::scope(|scope| {
+        for piece in v.chunks_mut(chunk) {
+            scope.spawn(move || piece.sort_by(cmp));
+        }
+    });
+    let runs: Vec<&[T]> = v.chunks(chunk).collect();
+    // Splitters: quantiles of evenly spaced samples of the sorted runs.
+    let per_run = parts * 4;
+    let mut samples: Vec<&T> = runs
+        .iter()
+        .flat_map(|run| (0..per_run).map(move |j| &run[j * run.len() / per_run]))
+        .collect();
+    samples.sort_by(|a, b| cmp(a, b));
+    let splitters: Vec<K> = (1..parts)
+        .map(|p| key(samples[p * samples.len() / parts]))
+        .collect();
+    // Where each part starts in each run: its first element not below the part's splitter.
+    let bounds: Vec<Vec<usize>> = runs
+        .iter()
+        .map(|run| {
+            let mut b = vec![0];
+            b.extend(
+                splitters
+                    .iter()
+                    .map(|s| run.partition_point(|x| key(x) < *s)),
+            );
+            b.push(run.len());
+            b
+        })
+        .collect();
+    let mut out = vec![v[0]; n];
+    std::thread::scope(|scope| {
+        let mut rest = out.as_mut_slice();
+        for p in 0..parts {
+            let sources: Vec<&[T]> = runs
+                .iter()
+                .zip(&bounds)
+                .map(|(run, b)| &run[b[p]..b[p + 1]])
+                .collect();
+            let len: usize = sources.iter().map(|s| s.len()).sum();
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            let key = &key;
+            scope.spawn(move || merge_into(part, sources, key));
+        }
+    });
+    *v = out;
+}
+
+/// Merges the sorted `sources` into `out` (as long as all of them together); on equal keys,
+/// the earlier source's element comes first.
+fn merge_into<T: Copy, K: Ord>(out: &mut [T], mut sources: Vec<&[T]>, key: &impl Fn(&T) -> K) {
+    sources.retain(|s| !s.is_empty());
+    for slot in out.iter_mut() {
+        let mut best = 0;
+        for s in 1..sources.len() {
+            if key(&sources[s][0]) < key(&sources[best][0]) {
+                best = s;
+            }
+        }
+        *slot = sources[best][0];
+        sources[best] = &sources[best][1..];
+        if sources[best].is_empty() {
+            // `remove`, not `swap_remove`: the sources stay in order, for stability.
+            sources.remove(best);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +249,63 @@ mod tests {
         );
         assert_eq!(got, (0..50).map(|v| (v + 100) * 2).collect::<Vec<_>>());
         assert_eq!(items, (100..150).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn pieces_cover_every_item_once_in_order() {
+        let lens = [0, 5, 3000, 1, 700];
+        for threads in [1, 2, 16] {
+            let got = with_threads(threads, || pieces(&lens));
+            let mut next = vec![0usize; lens.len()];
+            let mut last_list = 0;
+            for (list, range) in &got {
+                assert!(*list >= last_list, "lists in order");
+                last_list = *list;
+                assert_eq!(range.start, next[*list], "no gap, no overlap");
+                assert!(range.end > range.start, "no empty piece");
+                next[*list] = range.end;
+            }
+            assert_eq!(next, lens.to_vec(), "{threads} threads");
+            if threads == 1 {
+                assert_eq!(got.len(), 4, "one piece per non-empty list");
+            }
+        }
+        // 16 threads cut the long list in pieces of at least MIN_PIECE.
+        assert!(with_threads(16, || pieces(&lens)).len() > 4);
+    }
+
+    #[test]
+    fn a_sort_on_several_threads_gives_the_one_thread_order() {
+        // Runs in order with a few out of place, as in a trace, and repeated keys.
+        let items: Vec<(i64, u32)> = (0..5_000u32)
+            .map(|i| (i64::from((i % 1_200) * 3 + (i * 7919) % 5), i % 13))
+            .collect();
+        let mut expected = items.clone();
+        expected.sort_unstable();
+        for threads in [1, 2, 3, 8, 16] {
+            let mut v = items.clone();
+            with_threads(threads, || sort_by_key(&mut v, |&x| x));
+            assert_eq!(v, expected, "{threads} threads");
+        }
+        // Stable: equal keys keep their order, as with the standard library's stable sort.
+        let mut stable = items.clone();
+        stable.sort_by_key(|&(a, _)| std::cmp::Reverse(a));
+        for threads in [2, 5, 16] {
+            let mut by_first = items.clone();
+            with_threads(threads, || {
+                sort_by_key(&mut by_first, |&(a, _)| std::cmp::Reverse(a));
+            });
+            assert_eq!(by_first, stable, "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn gather_on_several_threads_picks_the_one_thread_values() {
+        let from: Vec<i64> = (0..3_000).map(|i| i * 10).collect();
+        let indices: Vec<u32> = (0..2_500u32).map(|i| (i * 7919) % 3_000).collect();
+        let expected: Vec<i64> = indices.iter().map(|&i| i64::from(i) * 10).collect();
+        for threads in [1, 4, 16] {
+            assert_eq!(with_threads(threads, || gather(&from, &indices)), expected);
+        }
     }
 }

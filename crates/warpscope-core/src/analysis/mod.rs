@@ -7,19 +7,19 @@
 pub mod compare;
 pub mod fleet;
 pub mod insight;
+mod ops;
 pub mod range_index;
 mod summary;
 
 pub use compare::{CompareError, Comparison, MergeError, RunLabel, compare_runs, merge_ranks};
 pub use insight::{AnalyzeOptions, Insights, analyze};
+pub use ops::{OpRow, cpu_ops};
 pub use summary::{SourceReport, SummaryReport, summary_report};
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::model::{
-    CopyKind, EventKind, FlowKind, NO_PARENT, Profile, RecordedSummaryRow, SummarySection, Track,
-};
+use crate::model::{CopyKind, EventKind, Profile, RecordedSummaryRow, SummarySection, Track};
 use crate::strings::StrId;
 use crate::time::TimeRange;
 
@@ -523,118 +523,6 @@ pub fn api_calls(profile: &Profile, range: TimeRange) -> Vec<ApiRow> {
         })
         .collect();
     rank(&mut rows);
-    rows
-}
-
-/// One row of the CPU-operators table.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct OpRow {
-    /// Operator name (`aten::conv2d`).
-    pub name: String,
-    /// Number of calls.
-    pub calls: u64,
-    /// CPU time in the operator itself: its duration minus that of the events nested directly
-    /// in it on its thread.
-    pub self_ns: i64,
-    /// CPU time including nested events.
-    pub total_ns: i64,
-    /// GPU time of the kernels, copies and sets launched while the operator ran (by it or by
-    /// operators nested in it), found through the launch correlation ids.
-    pub gpu_ns: i64,
-    /// GPU time of the work launched by the operator itself, not by operators nested in it.
-    pub gpu_self_ns: i64,
-}
-
-/// Framework operators (`cpu_op`) by name, with CPU self/total time and the GPU time of the work
-/// they launched.
-pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
-    // GPU time launched under each op event, attributed through launch flows.
-    let mut gpu_incl: FxHashMap<(u32, u32), i64> = FxHashMap::default();
-    let mut gpu_self: FxHashMap<(u32, u32), i64> = FxHashMap::default();
-    for flow in profile.flows.iter().filter(|f| f.kind == FlowKind::Launch) {
-        let gpu_track = &profile.tracks[flow.to.track as usize];
-        let gi = flow.to.index as usize;
-        if !gpu_track.events.kind[gi].is_gpu_activity() {
-            continue;
-        }
-        let Some(gpu_d) = overlap_or_all(
-            &range,
-            gpu_track.events.start_ns[gi],
-            gpu_track.events.dur_ns[gi],
-        ) else {
-            continue;
-        };
-        let cpu = &profile.tracks[flow.from.track as usize].events;
-        let mut at = cpu.parent[flow.from.index as usize];
-        let mut first = true;
-        while at != NO_PARENT {
-            if cpu.kind[at as usize] == EventKind::CpuOp {
-                let incl = gpu_incl.entry((flow.from.track, at)).or_default();
-                *incl = incl.saturating_add(gpu_d);
-                if first {
-                    let own = gpu_self.entry((flow.from.track, at)).or_default();
-                    *own = own.saturating_add(gpu_d);
-                    first = false;
-                }
-            }
-            at = cpu.parent[at as usize];
-        }
-    }
-    let mut groups: FxHashMap<StrId, OpRow> = FxHashMap::default();
-    for (ti, track) in profile.tracks.iter().enumerate() {
-        if track.key.is_gpu() {
-            continue;
-        }
-        let ev = &track.events;
-        let mut child_ns: FxHashMap<u32, i64> = FxHashMap::default();
-        for i in 0..ev.len() {
-            let p = ev.parent[i];
-            if p != NO_PARENT && ev.kind[p as usize] == EventKind::CpuOp {
-                // Only the part of a child that lies inside its parent.
-                let parent_end = ev.end_ns(p as usize);
-                let child = (ev.end_ns(i).min(parent_end) - ev.start_ns[i]).max(0);
-                let sum = child_ns.entry(p).or_default();
-                *sum = sum.saturating_add(child);
-            }
-        }
-        for i in 0..ev.len() {
-            if ev.kind[i] != EventKind::CpuOp {
-                continue;
-            }
-            let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) else {
-                continue;
-            };
-            let key = (
-                u32::try_from(ti).unwrap_or(0),
-                u32::try_from(i).unwrap_or(0),
-            );
-            let children = child_ns.get(&key.1).copied().unwrap_or(0);
-            let row = groups.entry(ev.name[i]).or_insert_with(|| OpRow {
-                name: profile.str(ev.name[i]).to_string(),
-                calls: 0,
-                self_ns: 0,
-                total_ns: 0,
-                gpu_ns: 0,
-                gpu_self_ns: 0,
-            });
-            row.calls += 1;
-            row.total_ns = row.total_ns.saturating_add(d);
-            let own = ev.dur_ns[i].saturating_sub(children).clamp(0, d);
-            row.self_ns = row.self_ns.saturating_add(own);
-            row.gpu_ns = row
-                .gpu_ns
-                .saturating_add(gpu_incl.get(&key).copied().unwrap_or(0));
-            row.gpu_self_ns = row
-                .gpu_self_ns
-                .saturating_add(gpu_self.get(&key).copied().unwrap_or(0));
-        }
-    }
-    let mut rows: Vec<OpRow> = groups.into_values().collect();
-    rows.sort_by(|a, b| {
-        b.total_ns
-            .cmp(&a.total_ns)
-            .then_with(|| a.name.cmp(&b.name))
-    });
     rows
 }
 

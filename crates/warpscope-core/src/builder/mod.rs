@@ -9,6 +9,7 @@
 //! So every time in a finished profile lies in `(-TIME_LIMIT_NS, TIME_LIMIT_NS]` and the
 //! difference of any two of them fits in an `i64`.
 
+mod correlate;
 mod merge;
 
 pub use merge::Remap;
@@ -441,29 +442,47 @@ impl ProfileBuilder {
     pub fn finish(mut self) -> Profile {
         let origin_raw_ns = self.origin_raw_ns.unwrap_or_else(|| self.earliest_raw_ns());
         // Sort every track by start (longest first on ties) and remember where events moved.
-        // Tracks are independent: they are finished on all cores.
         // Where events moved matters only to flows given by event (exact flows).
         let want_moves = !self.exact_flows.is_empty();
-        let finished = crate::parallel::map_mut(
-            &mut self.tracks,
-            |t| t.events.len(),
-            |track| {
-                let (map, n) = sort_and_shift(&mut track.events, origin_raw_ns, want_moves);
-                let (depth, parent, max_depth, _) = nest(&track.events);
-                track.events.depth = depth;
-                track.events.parent = parent;
-                track.max_depth = max_depth;
-                track.max_dur_ns = track
-                    .events
-                    .dur_ns
-                    .iter()
-                    .copied()
-                    .max()
-                    .unwrap_or(0)
-                    .max(0);
-                (map, n)
-            },
+        let finish_track = |track: &mut Track| {
+            let (map, n) = sort_and_shift(&mut track.events, origin_raw_ns, want_moves);
+            let (depth, parent, max_depth, _) = nest(&track.events);
+            track.events.depth = depth;
+            track.events.parent = parent;
+            track.max_depth = max_depth;
+            track.max_dur_ns = track
+                .events
+                .dur_ns
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(0)
+                .max(0);
+            (map, n)
+        };
+        // Tracks are independent: those of less than a thread's share of the events are
+        // finished side by side, one thread each; a larger one (a Kineto trace has two or three
+        // threads of millions of events) on all threads, one after another.
+        let threads = crate::parallel::threads().max(1);
+        let share = self.event_count() / threads;
+        let (mut large, mut small): (Vec<_>, Vec<_>) = self
+            .tracks
+            .iter_mut()
+            .enumerate()
+            .partition(|(_, t)| threads > 1 && t.events.len() > share);
+        let mut finished: Vec<(Option<Vec<u32>>, u64)> = Vec::new();
+        finished.resize_with(large.len() + small.len(), || (None, 0));
+        let side_by_side = crate::parallel::map_mut(
+            &mut small,
+            |(_, t)| t.events.len(),
+            |(_, t)| crate::parallel::with_threads(1, || finish_track(t)),
         );
+        for ((i, _), done) in small.iter().zip(side_by_side) {
+            finished[*i] = done;
+        }
+        for (i, t) in &mut large {
+            finished[*i] = finish_track(t);
+        }
         let dropped: u64 = finished.iter().map(|(_, n)| n).sum();
         let new_index_of: Vec<Option<Vec<u32>>> =
             finished.into_iter().map(|(map, _)| map).collect();
@@ -505,12 +524,13 @@ impl ProfileBuilder {
              of the profile's start were left out",
         );
 
-        let mut flows = link_correlations(
+        let mut flows = correlate::link_correlations(
             &self.tracks,
             &self.kernels,
             &self.copies,
             &self.api_calls,
             &self.scopes,
+            self.exact_flows.len() + self.pending_flows.len(),
         );
         for ((ft, fi), (tt, ti), kind) in std::mem::take(&mut self.exact_flows) {
             let new_index = |t: TrackId, i: u32| match &new_index_of[t.0 as usize] {
@@ -531,10 +551,12 @@ impl ProfileBuilder {
                 });
             }
         }
-        let mut unbound = 0u64;
-        for pf in std::mem::take(&mut self.pending_flows) {
-            let from_track = &self.tracks[pf.from_track.0 as usize];
-            let to_track = &self.tracks[pf.to_track.0 as usize];
+        // Each flow is bound on its own: on all threads, in pieces of the list, kept in order.
+        let pending = std::mem::take(&mut self.pending_flows);
+        let tracks = &self.tracks;
+        let bind = |pf: &PendingFlow| {
+            let from_track = &tracks[pf.from_track.0 as usize];
+            let to_track = &tracks[pf.to_track.0 as usize];
             let from = shift(pf.from_ns, origin_raw_ns)
                 .and_then(|t| enclosing_event(&from_track.events, t));
             let to = shift(pf.to_ns, origin_raw_ns).and_then(|t| {
@@ -544,19 +566,29 @@ impl ProfileBuilder {
                     next_event(&to_track.events, t)
                 }
             });
-            match (from, to) {
-                (Some(a), Some(b)) => flows.push(Flow {
-                    from: EventRef {
-                        track: pf.from_track.0,
-                        index: a,
-                    },
-                    to: EventRef {
-                        track: pf.to_track.0,
-                        index: b,
-                    },
-                    kind: pf.kind,
-                }),
-                _ => unbound += 1,
+            Some(Flow {
+                from: EventRef {
+                    track: pf.from_track.0,
+                    index: from?,
+                },
+                to: EventRef {
+                    track: pf.to_track.0,
+                    index: to?,
+                },
+                kind: pf.kind,
+            })
+        };
+        let mut pieces = crate::parallel::pieces(&[pending.len()]);
+        let bound = crate::parallel::map_mut(
+            &mut pieces,
+            |(_, range)| range.len(),
+            |(_, range)| pending[range.clone()].iter().map(bind).collect::<Vec<_>>(),
+        );
+        let mut unbound = 0u64;
+        for found in bound.into_iter().flatten() {
+            match found {
+                Some(flow) => flows.push(flow),
+                None => unbound += 1,
             }
         }
         if unbound > 0 {
@@ -566,9 +598,9 @@ impl ProfileBuilder {
                 "flow arrows whose start or end falls on no event were left out",
             );
         }
-        // Unstable (no scratch copy of the list); the kind decides between flows that link the
-        // same two events, so the order does not depend on the sort.
-        flows.sort_unstable_by_key(|f| (f.from, f.to, f.kind as u8));
+        // The kind decides between flows that link the same two events, so the order does not
+        // depend on the sort.
+        crate::parallel::sort_by_key(&mut flows, |f| (f.from, f.to, f.kind as u8));
         flows.shrink_to_fit();
 
         let tracks = order_tracks(std::mem::take(&mut self.tracks), &mut flows);
@@ -753,7 +785,8 @@ fn sort_and_shift(
                 (ev.start_ns[i], std::cmp::Reverse(ev.dur_ns[i]), index)
             })
             .collect();
-        keys.sort_unstable();
+        // The keys tell every event apart: any sort gives this order.
+        crate::parallel::sort_by_key(&mut keys, |&k| k);
         keys.into_iter().map(|k| k.2).collect()
     });
     if let Some(perm) = &perm {
@@ -822,189 +855,6 @@ fn sort_counter(c: &mut CounterTrack) {
     pairs.sort_by_key(|p| p.0);
     c.time_ns = pairs.iter().map(|p| p.0).collect();
     c.value = pairs.iter().map(|p| p.1).collect();
-}
-
-/// Launch flows from each API call to the GPU work that carries its (scope, correlation id),
-/// read off the finished tracks and the side tables.
-fn link_correlations(
-    tracks: &[Track],
-    kernels: &KernelTable,
-    copies: &CopyTable,
-    api_calls: &ApiTable,
-    scopes: &Scopes,
-) -> Vec<Flow> {
-    if !api_calls.has_correlations() || !(kernels.has_correlations() || copies.has_correlations()) {
-        return Vec::new();
-    }
-    // The API calls still on a track, with their rows: rows are numbered in push order, so
-    // the index lets the highest row win where ids repeat (the last call pushed).
-    let calls = || {
-        tracks.iter().enumerate().flat_map(|(t, track)| {
-            let ev = &track.events;
-            (0..ev.len()).filter_map(move |i| {
-                if !ev.kind[i].is_api() {
-                    return None;
-                }
-                let row = ev.detail[i];
-                let corr = api_calls.correlation(row as usize)?;
-                let scope = scopes.api_calls.get(row as usize).unwrap_or(0);
-                let at = EventRef {
-                    track: u32::try_from(t).ok()?,
-                    index: u32::try_from(i).ok()?,
-                };
-                Some(ApiCall {
-                    scope,
-                    corr,
-                    row,
-                    at,
-                })
-            })
-        })
-    };
-    let by_corr = CorrelationIndex::new(calls);
-    // At most one flow per GPU activity: reserved at once, so the list is never copied to grow.
-    let mut flows = Vec::with_capacity(kernels.len() + copies.len());
-    for (t, track) in tracks.iter().enumerate() {
-        let ev = &track.events;
-        for i in 0..ev.len() {
-            let row = ev.detail[i] as usize;
-            let (corr, scope) = match ev.kind[i] {
-                EventKind::Kernel => (kernels.correlation(row), scopes.kernels.get(row)),
-                EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory => {
-                    (copies.correlation(row), scopes.copies.get(row))
-                }
-                _ => continue,
-            };
-            if let Some(corr) = corr
-                && let Some(from) = by_corr.get(scope.unwrap_or(0), corr)
-            {
-                flows.push(Flow {
-                    from,
-                    to: EventRef {
-                        track: u32::try_from(t).unwrap_or(u32::MAX),
-                        index: u32::try_from(i).unwrap_or(0),
-                    },
-                    kind: FlowKind::Launch,
-                });
-            }
-        }
-    }
-    flows
-}
-
-/// An API call on a track, as [`CorrelationIndex::new`] reads it.
-struct ApiCall {
-    scope: u32,
-    corr: u64,
-    /// Its row in the API table (push order).
-    row: u32,
-    /// Where it is.
-    at: EventRef,
-}
-
-/// The API call of each (scope, correlation id); the last one pushed wins where ids repeat.
-enum CorrelationIndex {
-    /// One scope whose ids are dense (tools number them from 1 up) and whose calls' places
-    /// pack into 31 bits: a table from the smallest id, several times faster to fill and to
-    /// read than a hash map, at 4 bytes per id (the 200 MB Nsight Systems export peaks below
-    /// its size). Each slot holds a packed place (track above `index_bits` bits of index),
-    /// [`NO_CALL`] where no call has the id, or while the table is being filled the row of the
-    /// winning call so far, marked by [`ROW_MARK`].
-    Dense {
-        scope: u32,
-        first: u64,
-        index_bits: u32,
-        slots: Vec<u32>,
-    },
-    /// Sparse ids, several scopes or places too large to pack: the row of the winning call so
-    /// far, and its place.
-    Map(FxHashMap<(u32, u64), (u32, EventRef)>),
-}
-
-/// A slot of [`CorrelationIndex::Dense`] that no call has.
-const NO_CALL: u32 = u32::MAX;
-/// Marks a slot that holds a row, not yet a place.
-const ROW_MARK: u32 = 1 << 31;
-
-impl CorrelationIndex {
-    /// `calls` gives the API calls on the tracks each time it is called: to see whether the
-    /// ids are dense, then (dense) to find the last row of each id and to put its place in, or
-    /// (sparse) to fill the map in one pass.
-    fn new<I: Iterator<Item = ApiCall>>(calls: impl Fn() -> I) -> Self {
-        let (mut first, mut last, mut count, mut one_scope) = (u64::MAX, 0, 0u64, true);
-        let mut scope = None;
-        let (mut max_track, mut max_index, mut max_row) = (0u32, 0u32, 0u32);
-        for call in calls() {
-            first = first.min(call.corr);
-            last = last.max(call.corr);
-            count += 1;
-            one_scope &= call.scope == *scope.get_or_insert(call.scope);
-            max_track = max_track.max(call.at.track);
-            max_index = max_index.max(call.at.index);
-            max_row = max_row.max(call.row);
-        }
-        let scope = scope.unwrap_or(0);
-        let bits = |v: u32| u32::BITS - v.leading_zeros();
-        let index_bits = bits(max_index);
-        let packs = bits(max_track) + index_bits <= 31 && max_row < ROW_MARK;
-        let dense_enough = last.saturating_sub(first) <= count.saturating_mul(4);
-        if count > 0 && dense_enough && one_scope && packs {
-            let mut slots = vec![NO_CALL; usize::try_from(last - first + 1).unwrap_or(0)];
-            let slot = |corr: u64| usize::try_from(corr - first).unwrap_or(0);
-            for call in calls() {
-                let s = &mut slots[slot(call.corr)];
-                if *s == NO_CALL || *s < (ROW_MARK | call.row) {
-                    *s = ROW_MARK | call.row;
-                }
-            }
-            for call in calls() {
-                let s = &mut slots[slot(call.corr)];
-                if *s == ROW_MARK | call.row {
-                    *s = (call.at.track << index_bits) | call.at.index;
-                }
-            }
-            return Self::Dense {
-                scope,
-                first,
-                index_bits,
-                slots,
-            };
-        }
-        // One pass, each entry keeping the row it came from to compare.
-        let mut map: FxHashMap<(u32, u64), (u32, EventRef)> = FxHashMap::default();
-        map.reserve(usize::try_from(count).unwrap_or(0));
-        for call in calls() {
-            map.entry((call.scope, call.corr))
-                .and_modify(|(row, at)| {
-                    if call.row > *row {
-                        (*row, *at) = (call.row, call.at);
-                    }
-                })
-                .or_insert((call.row, call.at));
-        }
-        Self::Map(map)
-    }
-
-    fn get(&self, scope: u32, corr: u64) -> Option<EventRef> {
-        match self {
-            Self::Dense {
-                scope: s,
-                first,
-                index_bits,
-                slots,
-            } => {
-                if scope != *s {
-                    return None;
-                }
-                let slot = *slots.get(usize::try_from(corr.checked_sub(*first)?).ok()?)?;
-                (slot & ROW_MARK == 0).then(|| EventRef {
-                    track: slot.checked_shr(*index_bits).unwrap_or(0),
-                    index: slot & ((1u32 << index_bits) - 1),
-                })
-            }
-            Self::Map(map) => map.get(&(scope, corr)).map(|&(_, at)| at),
-        }
-    }
 }
 
 /// The deepest event that contains `t_ns` (start ≤ t ≤ end). With events sorted by start, that

@@ -268,3 +268,93 @@ fn warnings_at_places_name_every_place_with_its_count() {
         "KERNEL (5), RUNTIME (1): rows were skipped"
     );
 }
+
+/// Tracks finished on four threads (the larger ones sorted and reordered in pieces on all
+/// threads, the others side by side) give the profile of one thread, column by column.
+#[test]
+fn finishing_on_four_threads_gives_the_one_thread_profile() {
+    let build = || {
+        let mut b = ProfileBuilder::new("x.json".into(), Format::ChromeJson);
+        let names: Vec<StrId> = (0..5).map(|i| b.intern(&format!("op{i}"))).collect();
+        let g = b.track(gpu());
+        let threads: Vec<TrackId> = (0..3)
+            .map(|tid| {
+                b.track(TrackKey::Thread {
+                    pid: TraceId::Int(1),
+                    tid: TraceId::Int(tid),
+                })
+            })
+            .collect();
+        let mut launches = Vec::new();
+        for k in 0..4000i64 {
+            // Thread 0 gets most events; starts come out of order, durations nest and overlap.
+            let t = if k % 5 < 3 {
+                threads[0]
+            } else {
+                threads[1 + (k % 2) as usize]
+            };
+            let index = u32::try_from(b.tracks()[t.0 as usize].events.len()).unwrap();
+            let start = (k * 7919) % 4000 * 10;
+            b.push(
+                t,
+                start,
+                5 + (k % 7) * 20,
+                names[(k % 5) as usize],
+                EventKind::CpuOp,
+            );
+            if k % 4 == 0 {
+                let kernel = u32::try_from(b.tracks()[g.0 as usize].events.len()).unwrap();
+                // Every ninth kernel has a negative duration: left out, with its flow.
+                let dur = if k % 9 == 0 { -1 } else { 30 };
+                b.push_kernel(g, start + 100, dur, names[0], KernelInfo::default(), 0);
+                launches.push(((t, index), (g, kernel)));
+            }
+        }
+        for (from, to) in launches {
+            b.push_exact_flow(from, to, FlowKind::Other);
+        }
+        // From inside event k = 4 (on thread 1, at 36 760 for 85 ns).
+        b.pending_flows.push(PendingFlow {
+            from_track: threads[1],
+            from_ns: 36_761,
+            to_track: threads[0],
+            to_ns: 7_000,
+            to_enclosing: false,
+            kind: FlowKind::Other,
+        });
+        // Flows bound by time, in several pieces: some fall on no event.
+        for j in 0..300 {
+            b.pending_flows.push(PendingFlow {
+                from_track: threads[j % 3],
+                from_ns: i64::try_from(j).unwrap() * 137,
+                to_track: threads[(j + 1) % 3],
+                to_ns: i64::try_from(j).unwrap() * 131,
+                to_enclosing: j % 2 == 0,
+                kind: FlowKind::Other,
+            });
+        }
+        b
+    };
+    let one = crate::parallel::with_threads(1, || build().finish());
+    let four = crate::parallel::with_threads(4, || build().finish());
+    assert_eq!(one.tracks.len(), 4);
+    assert_eq!(one.warnings, four.warnings);
+    assert_eq!(one.warnings[0].code, "event_time_out_of_range");
+    assert_eq!(one.warnings[0].count, 112);
+    assert!(one.flows.len() > 1000 - 112 + 1);
+    assert_eq!(one.flows, four.flows);
+    assert_eq!(one.origin.raw_ns, four.origin.raw_ns);
+    for (a, b) in one.tracks.iter().zip(&four.tracks) {
+        assert_eq!(a.key, b.key);
+        assert_eq!((a.max_depth, a.max_dur_ns), (b.max_depth, b.max_dur_ns));
+        let (x, y) = (&a.events, &b.events);
+        assert!(x.start_ns.windows(2).all(|w| w[0] <= w[1]), "sorted");
+        assert_eq!(x.start_ns, y.start_ns);
+        assert_eq!(x.dur_ns, y.dur_ns);
+        assert_eq!(x.name, y.name);
+        assert_eq!(x.kind, y.kind);
+        assert_eq!(x.detail, y.detail);
+        assert_eq!(x.depth, y.depth);
+        assert_eq!(x.parent, y.parent);
+    }
+}

@@ -316,11 +316,12 @@ impl Events {
     }
 
     /// Keeps only the events at `indices` (old positions), in that order: a filter, a
-    /// permutation, or both. Depth and parent are not carried (they are computed afterwards).
+    /// permutation, or both, on up to [`crate::parallel::threads`] threads. Depth and parent
+    /// are not carried (they are computed afterwards).
     pub(crate) fn pick(&mut self, indices: &[u32]) {
-        fn column<T: Copy>(col: &mut Vec<T>, indices: &[u32]) {
+        fn column<T: Copy + Send + Sync>(col: &mut Vec<T>, indices: &[u32]) {
             let old = std::mem::take(col);
-            *col = indices.iter().map(|&i| old[i as usize]).collect();
+            *col = crate::parallel::gather(&old, indices);
         }
         column(&mut self.start_ns, indices);
         column(&mut self.dur_ns, indices);

@@ -34,7 +34,7 @@ impl ChromeState {
             all.retain(|p| p.kind != FlowKind::Launch);
         }
         // Stable: the points of one flow stay in file order.
-        all.sort_by_key(|p| p.key);
+        crate::parallel::sort_by_key(&mut all, |p| p.key);
         for points in all.chunk_by(|a, b| a.key == b.key) {
             let mut from: Option<(TraceId, TraceId, i64)> = None;
             let mut waiting: Option<FlowPoint> = None;
@@ -65,7 +65,7 @@ impl ChromeState {
         }
         // v2 flows bind to the very events that carry them.
         let mut points = std::mem::take(&mut self.bind_points);
-        points.sort_by_key(|p| (p.0, p.4, !p.1));
+        crate::parallel::sort_by_key(&mut points, |p| (p.0, p.4, !p.1));
         let mut open: Option<(u64, TrackId, u32)> = None;
         for (id, is_out, track, index, _) in points {
             if is_out {

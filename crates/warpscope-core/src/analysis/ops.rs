@@ -1,0 +1,308 @@
+//! The CPU-operators table: framework operators (`cpu_op`) by name, with their CPU self and
+//! total time and the GPU time of the work they launched. Each CPU track is worked out on its
+//! own, on all cores ([`crate::parallel::threads`]), with one value per event in plain vectors
+//! rather than maps keyed by event.
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use super::overlap_or_all;
+use crate::model::{EventKind, FlowKind, NO_PARENT, Profile, Track};
+use crate::strings::StrId;
+use crate::time::TimeRange;
+
+/// One row of the CPU-operators table.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OpRow {
+    /// Operator name (`aten::conv2d`).
+    pub name: String,
+    /// Number of calls.
+    pub calls: u64,
+    /// CPU time in the operator itself: its duration minus that of the events nested directly
+    /// in it on its thread.
+    pub self_ns: i64,
+    /// CPU time including nested events.
+    pub total_ns: i64,
+    /// GPU time of the kernels, copies and sets launched while the operator ran (by it or by
+    /// operators nested in it), found through the launch correlation ids.
+    pub gpu_ns: i64,
+    /// GPU time of the work launched by the operator itself, not by operators nested in it.
+    pub gpu_self_ns: i64,
+}
+
+/// Below this many events, the tracks are worked out on the calling thread.
+#[cfg(not(test))]
+const SMALL_PROFILE_EVENTS: usize = 1 << 16;
+/// Unit tests work out tiny profiles on several threads too.
+#[cfg(test)]
+const SMALL_PROFILE_EVENTS: usize = 2;
+
+/// The sums of one operator name, on one track or on all.
+#[derive(Clone, Copy, Debug, Default)]
+struct OpSums {
+    calls: u64,
+    self_ns: i64,
+    total_ns: i64,
+    gpu_ns: i64,
+    gpu_self_ns: i64,
+}
+
+impl OpSums {
+    /// Adds `other`. Every time added up is at least 0 (a finished profile has no negative
+    /// duration, overlaps and the self times are clamped at 0), so saturating sums per track,
+    /// added up afterwards, equal the sums over all events in any order.
+    fn add(&mut self, other: &OpSums) {
+        self.calls += other.calls;
+        self.self_ns = self.self_ns.saturating_add(other.self_ns);
+        self.total_ns = self.total_ns.saturating_add(other.total_ns);
+        self.gpu_ns = self.gpu_ns.saturating_add(other.gpu_ns);
+        self.gpu_self_ns = self.gpu_self_ns.saturating_add(other.gpu_self_ns);
+    }
+}
+
+/// Framework operators (`cpu_op`) by name, with CPU self/total time and the GPU time of the work
+/// they launched.
+pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
+    // The GPU time of each launch, on the track of the CPU event that launched it: (index of
+    // that event, GPU time), in flow order.
+    let mut launches: Vec<Vec<(u32, i64)>> = vec![Vec::new(); profile.tracks.len()];
+    for flow in profile.flows.iter().filter(|f| f.kind == FlowKind::Launch) {
+        let gpu = &profile.tracks[flow.to.track as usize].events;
+        let gi = flow.to.index as usize;
+        if !gpu.kind[gi].is_gpu_activity() {
+            continue;
+        }
+        let Some(gpu_d) = overlap_or_all(&range, gpu.start_ns[gi], gpu.dur_ns[gi]) else {
+            continue;
+        };
+        launches[flow.from.track as usize].push((flow.from.index, gpu_d));
+    }
+    let mut jobs: Vec<(&Track, Vec<(u32, i64)>)> = profile
+        .tracks
+        .iter()
+        .zip(launches)
+        .filter(|(track, _)| !track.key.is_gpu())
+        .collect();
+    let mut work = || {
+        crate::parallel::map_mut(
+            &mut jobs,
+            |(track, _)| track.events.len(),
+            |(track, launches)| track_ops(track, launches, range),
+        )
+    };
+    // A small profile is not worth starting threads for (the viewer asks again for every
+    // range dragged on its timeline).
+    let events: usize = profile.tracks.iter().map(|t| t.events.len()).sum();
+    let per_track = if events < SMALL_PROFILE_EVENTS {
+        crate::parallel::with_threads(1, work)
+    } else {
+        work()
+    };
+    let mut groups: FxHashMap<StrId, OpSums> = FxHashMap::default();
+    for sums in per_track {
+        for (name, s) in sums {
+            groups.entry(name).or_default().add(&s);
+        }
+    }
+    let mut rows: Vec<OpRow> = groups
+        .into_iter()
+        .map(|(name, s)| OpRow {
+            name: profile.str(name).to_string(),
+            calls: s.calls,
+            self_ns: s.self_ns,
+            total_ns: s.total_ns,
+            gpu_ns: s.gpu_ns,
+            gpu_self_ns: s.gpu_self_ns,
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    rows
+}
+
+/// The operators of one CPU track by name; `launches` are the (launching event, GPU time) of
+/// the launch flows that start on the track.
+///
+/// One pass from the last event to the first: an event's parent comes before it (events are
+/// sorted by start, longer first), so when the pass reaches an event, everything nested in it
+/// has been added to it, and it adds itself to its parent. GPU time enters at the parent of
+/// the launching event; it goes up to every op above (`gpu_incl`) and, for `gpu_self`, up to
+/// the first op only.
+fn track_ops(track: &Track, launches: &[(u32, i64)], range: TimeRange) -> FxHashMap<StrId, OpSums> {
+    let ev = &track.events;
+    let n = ev.len();
+    let (mut gpu_incl, mut gpu_self) = if launches.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        (vec![0i64; n], vec![0i64; n])
+    };
+    for &(from, gpu_d) in launches {
+        let p = ev.parent[from as usize];
+        if p != NO_PARENT {
+            let p = p as usize;
+            gpu_incl[p] = gpu_incl[p].saturating_add(gpu_d);
+            gpu_self[p] = gpu_self[p].saturating_add(gpu_d);
+        }
+    }
+    // Time of the events nested directly in each op: only the part of a child that lies inside
+    // its parent.
+    let mut child_ns = vec![0i64; n];
+    let mut groups: FxHashMap<StrId, OpSums> = FxHashMap::default();
+    for i in (0..n).rev() {
+        let is_op = ev.kind[i] == EventKind::CpuOp;
+        if is_op && let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) {
+            let row = groups.entry(ev.name[i]).or_default();
+            row.calls += 1;
+            row.total_ns = row.total_ns.saturating_add(d);
+            let own = ev.dur_ns[i].saturating_sub(child_ns[i]).clamp(0, d);
+            row.self_ns = row.self_ns.saturating_add(own);
+            row.gpu_ns = row
+                .gpu_ns
+                .saturating_add(gpu_incl.get(i).copied().unwrap_or(0));
+            row.gpu_self_ns = row
+                .gpu_self_ns
+                .saturating_add(gpu_self.get(i).copied().unwrap_or(0));
+        }
+        let p = ev.parent[i];
+        if p == NO_PARENT {
+            continue;
+        }
+        let p = p as usize;
+        debug_assert!(p < i, "a parent comes before its children");
+        if ev.kind[p] == EventKind::CpuOp {
+            let child = (ev.end_ns(i).min(ev.end_ns(p)) - ev.start_ns[i]).max(0);
+            child_ns[p] = child_ns[p].saturating_add(child);
+        }
+        if !gpu_incl.is_empty() {
+            gpu_incl[p] = gpu_incl[p].saturating_add(gpu_incl[i]);
+            if !is_op {
+                gpu_self[p] = gpu_self[p].saturating_add(gpu_self[i]);
+            }
+        }
+    }
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::ProfileBuilder;
+    use crate::model::{ApiInfo, Format, GpuLane, KernelInfo, TraceId, TrackKey};
+    use crate::parallel::with_threads;
+
+    /// `threads` CPU threads, each with `outer` [0, 100) around `inner` [10, 50) around a
+    /// launch [20, 25) of a 30 ns kernel, and a launch [60, 64) of a 7 ns kernel straight under
+    /// `outer`; thread k starts 1000·k ns later and its kernels last k ns longer.
+    fn profile(threads: u32) -> Profile {
+        let mut b = ProfileBuilder::new("ops.json".into(), Format::ChromeJson);
+        let gpu = b.track(TrackKey::Gpu {
+            device: 0,
+            context: 1,
+            stream: 7,
+            lane: GpuLane::Work,
+        });
+        let (outer, inner) = (b.intern("outer"), b.intern("inner"));
+        let (launch, kernel) = (b.intern("cudaLaunchKernel"), b.intern("k"));
+        let mut corr = 0u64;
+        for k in 0..threads {
+            let t = b.track(TrackKey::Thread {
+                pid: TraceId::Int(1),
+                tid: TraceId::Int(i64::from(k)),
+            });
+            let at = i64::from(k) * 1000;
+            b.push(t, at, 100, outer, EventKind::CpuOp);
+            b.push(t, at + 10, 40, inner, EventKind::CpuOp);
+            for (start, dur, gpu_dur) in [(20, 5, 30), (60, 4, 7)] {
+                corr += 1;
+                let api = ApiInfo {
+                    correlation: Some(corr),
+                    ..ApiInfo::default()
+                };
+                b.push_api(t, at + start, dur, launch, EventKind::Runtime, api, 0);
+                let info = KernelInfo {
+                    correlation: Some(corr),
+                    ..KernelInfo::default()
+                };
+                let gpu_ns = gpu_dur + i64::from(k);
+                b.push_kernel(gpu, at + start + 100, gpu_ns, kernel, info, 0);
+            }
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn self_total_and_gpu_time_of_nested_operators() {
+        let rows = cpu_ops(&profile(1), TimeRange::ALL);
+        let outer = OpRow {
+            name: "outer".to_string(),
+            calls: 1,
+            // 100 minus inner (40) and the launch directly under it (4).
+            self_ns: 56,
+            total_ns: 100,
+            gpu_ns: 37,
+            gpu_self_ns: 7,
+        };
+        let inner = OpRow {
+            name: "inner".to_string(),
+            calls: 1,
+            self_ns: 35,
+            total_ns: 40,
+            gpu_ns: 30,
+            gpu_self_ns: 30,
+        };
+        assert_eq!(rows, vec![outer, inner]);
+    }
+
+    #[test]
+    fn tracks_worked_out_on_several_threads_give_the_one_thread_table() {
+        let p = profile(6);
+        for range in [TimeRange::ALL, TimeRange::new(1_015, 4_030)] {
+            let one = with_threads(1, || cpu_ops(&p, range));
+            let four = with_threads(4, || cpu_ops(&p, range));
+            assert_eq!(one, four, "{range:?}");
+        }
+        let all = cpu_ops(&p, TimeRange::ALL);
+        // Six threads: the kernels under outer last 30 + k and 7 + k ns, k = 0..5.
+        assert_eq!(all[0].name, "outer");
+        assert_eq!(all[0].calls, 6);
+        assert_eq!(all[0].gpu_ns, 6 * 37 + 2 * 15);
+        assert_eq!(all[1].gpu_self_ns, 6 * 30 + 15);
+    }
+
+    #[test]
+    fn gpu_time_launched_under_an_annotation_goes_to_the_op_around_it() {
+        let mut b = ProfileBuilder::new("ops.json".into(), Format::ChromeJson);
+        let gpu = b.track(TrackKey::Gpu {
+            device: 0,
+            context: 1,
+            stream: 7,
+            lane: GpuLane::Work,
+        });
+        let t = b.track(TrackKey::Thread {
+            pid: TraceId::Int(1),
+            tid: TraceId::Int(1),
+        });
+        let (op, note) = (b.intern("op"), b.intern("## forward ##"));
+        let (launch, kernel) = (b.intern("cudaLaunchKernel"), b.intern("k"));
+        b.push(t, 0, 100, op, EventKind::CpuOp);
+        b.push(t, 5, 90, note, EventKind::UserAnnotation);
+        let api = ApiInfo {
+            correlation: Some(1),
+            ..ApiInfo::default()
+        };
+        b.push_api(t, 10, 2, launch, EventKind::Runtime, api, 0);
+        let info = KernelInfo {
+            correlation: Some(1),
+            ..KernelInfo::default()
+        };
+        b.push_kernel(gpu, 50, 40, kernel, info, 0);
+        let rows = cpu_ops(&b.finish(), TimeRange::ALL);
+        assert_eq!(rows.len(), 1);
+        // The annotation is no op: its 90 ns count as nested time, its launch as the op's own.
+        assert_eq!((rows[0].self_ns, rows[0].total_ns), (10, 100));
+        assert_eq!((rows[0].gpu_ns, rows[0].gpu_self_ns), (40, 40));
+    }
+}
