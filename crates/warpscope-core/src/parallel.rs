@@ -213,21 +213,27 @@ where
 }
 
 /// Merges the sorted `sources` into `out` (as long as all of them together); on equal keys,
-/// the earlier source's element comes first.
+/// the earlier source's element comes first. The heads of the sources wait in a heap, so an
+/// element costs a few comparisons however many sources there are.
 fn merge_into<T: Copy, K: Ord>(out: &mut [T], mut sources: Vec<&[T]>, key: &impl Fn(&T) -> K) {
-    sources.retain(|s| !s.is_empty());
+    use std::cmp::Reverse;
+    // The least (key, source) first: on equal keys the earlier source, for stability.
+    let mut heads: std::collections::BinaryHeap<Reverse<(K, usize)>> = sources
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.first().map(|x| Reverse((key(x), i))))
+        .collect();
     for slot in out.iter_mut() {
-        let mut best = 0;
-        for s in 1..sources.len() {
-            if key(&sources[s][0]) < key(&sources[best][0]) {
-                best = s;
-            }
-        }
-        *slot = sources[best][0];
-        sources[best] = &sources[best][1..];
-        if sources[best].is_empty() {
-            // `remove`, not `swap_remove`: the sources stay in order, for stability.
-            sources.remove(best);
+        let Some(Reverse((_, i))) = heads.pop() else {
+            break;
+        };
+        let Some((&first, rest)) = sources[i].split_first() else {
+            continue;
+        };
+        *slot = first;
+        sources[i] = rest;
+        if let Some(next) = rest.first() {
+            heads.push(Reverse((key(next), i)));
         }
     }
 }

@@ -168,25 +168,30 @@ impl CallStats {
         s
     }
 
-    /// The statistics of the calls of both.
-    fn join(mut self, other: CallStats) -> Self {
-        if other.count == 0 {
-            return self;
+    /// The statistics of the calls of all of `parts`: their pages are sorted together once
+    /// (joining them pairwise would sort the growing list again for every part).
+    fn join_all(parts: Vec<CallStats>) -> Self {
+        let mut all = CallStats::of(std::iter::empty());
+        for other in parts {
+            if other.count == 0 {
+                continue;
+            }
+            if all.count == 0 {
+                all = other;
+                continue;
+            }
+            all.first = all.first.min(other.first);
+            all.last = all.last.max(other.last);
+            all.count += other.count;
+            all.one_scope &= other.one_scope && all.scope == other.scope;
+            all.max_track = all.max_track.max(other.max_track);
+            all.max_index = all.max_index.max(other.max_index);
+            all.max_row = all.max_row.max(other.max_row);
+            all.pages.extend(other.pages);
         }
-        if self.count == 0 {
-            return other;
-        }
-        self.first = self.first.min(other.first);
-        self.last = self.last.max(other.last);
-        self.count += other.count;
-        self.one_scope &= other.one_scope && self.scope == other.scope;
-        self.max_track = self.max_track.max(other.max_track);
-        self.max_index = self.max_index.max(other.max_index);
-        self.max_row = self.max_row.max(other.max_row);
-        self.pages.extend(other.pages);
-        self.pages.sort_unstable();
-        self.pages.dedup();
-        self
+        all.pages.sort_unstable();
+        all.pages.dedup();
+        all
     }
 }
 
@@ -218,13 +223,11 @@ impl CorrelationIndex {
     /// cluster, then (paged) to find the highest row of each id and to put its place in;
     /// otherwise it fills the map in one pass.
     fn new(calls: &Calls<'_>, pieces: &mut [(usize, Range<usize>)]) -> Self {
-        let stats = crate::parallel::map_mut(
+        let stats = CallStats::join_all(crate::parallel::map_mut(
             pieces,
             |(_, range)| range.len(),
             |(t, range)| CallStats::of(calls.on(*t, range.clone())),
-        )
-        .into_iter()
-        .fold(CallStats::of(std::iter::empty()), CallStats::join);
+        ));
         let bits = |v: u32| u32::BITS - v.leading_zeros();
         let index_bits = bits(stats.max_index);
         let packs = bits(stats.max_track) + index_bits <= 30 && stats.max_row < ROW_MARK;
