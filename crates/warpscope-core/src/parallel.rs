@@ -212,6 +212,34 @@ where
     *v = out;
 }
 
+/// Sorts `v` by `key` on up to [`threads`] threads, in place, for keys that tell every element
+/// apart (or elements equal wherever their keys are): any sort then gives the one order, so the
+/// standard library's unstable sort is used, and no copy is made (a merge would need one as big
+/// as `v`). Each level splits the slice at its median ([`slice::select_nth_unstable_by_key`],
+/// linear) and sorts the halves side by side.
+pub fn sort_unique_by_key<T, K>(v: &mut [T], key: impl Fn(&T) -> K + Sync)
+where
+    T: Send,
+    K: Ord,
+{
+    let levels = usize::BITS - threads().max(1).saturating_sub(1).leading_zeros();
+    split_sort(v, &key, levels);
+}
+
+fn split_sort<T: Send, K: Ord>(v: &mut [T], key: &(impl Fn(&T) -> K + Sync), levels: u32) {
+    if levels == 0 || v.len() < 2 * MIN_PIECE {
+        v.sort_unstable_by_key(key);
+        return;
+    }
+    let mid = v.len() / 2;
+    v.select_nth_unstable_by_key(mid, key);
+    let (low, high) = v.split_at_mut(mid);
+    std::thread::scope(|scope| {
+        scope.spawn(|| split_sort(low, key, levels - 1));
+        split_sort(high, key, levels - 1);
+    });
+}
+
 /// Merges the sorted `sources` into `out` (as long as all of them together); on equal keys,
 /// the earlier source's element comes first. The heads of the sources wait in a heap, so an
 /// element costs a few comparisons however many sources there are.
@@ -303,6 +331,27 @@ mod tests {
             });
             assert_eq!(by_first, stable, "{threads} threads");
         }
+    }
+
+    #[test]
+    fn an_in_place_sort_of_unique_keys_on_several_threads_gives_the_one_order() {
+        // Keys as a track's (start, longest first, index): runs in order, ties on start.
+        let items: Vec<(i64, std::cmp::Reverse<i64>, u32)> = (0..20_000u32)
+            .map(|i| {
+                let start = i64::from((i % 3_000) * 3 + (i * 7919) % 5);
+                (start, std::cmp::Reverse(i64::from(i % 7)), i)
+            })
+            .collect();
+        let mut expected = items.clone();
+        expected.sort();
+        for threads in [0, 1, 2, 3, 8, 16, 64] {
+            let mut v = items.clone();
+            with_threads(threads, || sort_unique_by_key(&mut v, |&x| x));
+            assert_eq!(v, expected, "{threads} threads");
+        }
+        let mut empty: Vec<u8> = Vec::new();
+        with_threads(16, || sort_unique_by_key(&mut empty, |&x| x));
+        assert!(empty.is_empty());
     }
 
     #[test]

@@ -34,12 +34,44 @@ pub(super) fn link_correlations(
         scopes,
     };
     let by_corr = CorrelationIndex::new(&calls, &mut pieces);
-    let found = crate::parallel::map_mut(
-        &mut pieces,
-        |(_, range)| range.len(),
-        |(t, range)| {
+    let is_work = |k: &EventKind| {
+        matches!(
+            k,
+            EventKind::Kernel | EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory
+        )
+    };
+    // Room for a flow per piece's GPU work (at most one each), written side by side and then
+    // closed up: the list is made once, at its final size, and never copied.
+    let room: Vec<usize> = pieces
+        .iter()
+        .map(|(t, range)| {
+            tracks[*t].events.kind[range.clone()]
+                .iter()
+                .filter(|k| is_work(k))
+                .count()
+        })
+        .collect();
+    let total: usize = room.iter().sum();
+    let blank = Flow {
+        from: EventRef { track: 0, index: 0 },
+        to: EventRef { track: 0, index: 0 },
+        kind: FlowKind::Launch,
+    };
+    let mut flows = vec![blank; total];
+    flows.reserve(extra);
+    let mut jobs: Vec<(&Piece, &mut [Flow])> = Vec::with_capacity(pieces.len());
+    let mut rest = flows.as_mut_slice();
+    for (piece, &n) in pieces.iter().zip(&room) {
+        let (out, tail) = std::mem::take(&mut rest).split_at_mut(n);
+        rest = tail;
+        jobs.push((piece, out));
+    }
+    let written = crate::parallel::map_mut(
+        &mut jobs,
+        |(_, out)| out.len(),
+        |((t, range), out)| {
             let ev = &tracks[*t].events;
-            let mut flows = Vec::new();
+            let mut n = 0;
             for i in range.clone() {
                 let row = ev.detail[i] as usize;
                 let (corr, scope) = match ev.kind[i] {
@@ -51,27 +83,36 @@ pub(super) fn link_correlations(
                 };
                 if let Some(corr) = corr
                     && let Some(from) = by_corr.get(scope.unwrap_or(0), corr)
+                    && let Some(slot) = out.get_mut(n)
                 {
-                    flows.push(Flow {
+                    *slot = Flow {
                         from,
                         to: EventRef {
                             track: u32::try_from(*t).unwrap_or(u32::MAX),
                             index: u32::try_from(i).unwrap_or(0),
                         },
                         kind: FlowKind::Launch,
-                    });
+                    };
+                    n += 1;
                 }
             }
-            flows
+            n
         },
     );
-    // Reserved at once, so the list is never copied to grow.
-    let mut flows = Vec::with_capacity(found.iter().map(Vec::len).sum::<usize>() + extra);
-    for piece in found {
-        flows.extend(piece);
+    drop(jobs);
+    // Close up the pieces' flows, in piece order.
+    let (mut start, mut end) = (0, 0);
+    for (&n, &room) in written.iter().zip(&room) {
+        flows.copy_within(start..start + n, end);
+        end += n;
+        start += room;
     }
+    flows.truncate(end);
     flows
 }
+
+/// A piece of the tracks: (track, range of its events).
+type Piece = (usize, Range<usize>);
 
 /// An API call on a track, as [`CorrelationIndex::new`] reads it.
 struct ApiCall {

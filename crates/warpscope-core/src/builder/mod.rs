@@ -600,7 +600,8 @@ impl ProfileBuilder {
         }
         // The kind decides between flows that link the same two events, so the order does not
         // depend on the sort.
-        crate::parallel::sort_by_key(&mut flows, |f| (f.from, f.to, f.kind as u8));
+        // The key is the whole flow: sorted in place.
+        crate::parallel::sort_unique_by_key(&mut flows, |f| (f.from, f.to, f.kind as u8));
         flows.shrink_to_fit();
 
         let tracks = order_tracks(std::mem::take(&mut self.tracks), &mut flows);
@@ -785,8 +786,8 @@ fn sort_and_shift(
                 (ev.start_ns[i], std::cmp::Reverse(ev.dur_ns[i]), index)
             })
             .collect();
-        // The keys tell every event apart: any sort gives this order.
-        crate::parallel::sort_by_key(&mut keys, |&k| k);
+        // The keys tell every event apart: any sort gives this order, in place.
+        crate::parallel::sort_unique_by_key(&mut keys, |&k| k);
         keys.into_iter().map(|k| k.2).collect()
     });
     if let Some(perm) = &perm {
