@@ -65,8 +65,21 @@ impl OpSums {
 pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
     // The GPU time of each launch, on the track of the CPU event that launched it: (index of
     // that event, GPU time), in flow order.
+    // Only tracks with operators have rows (an Nsight Systems or nvprof profile has none).
+    let has_ops: Vec<bool> = profile
+        .tracks
+        .iter()
+        .map(|t| !t.key.is_gpu() && t.events.kind.contains(&EventKind::CpuOp))
+        .collect();
+    if !has_ops.contains(&true) {
+        return Vec::new();
+    }
     let mut launches: Vec<Vec<(u32, i64)>> = vec![Vec::new(); profile.tracks.len()];
-    for flow in profile.flows.iter().filter(|f| f.kind == FlowKind::Launch) {
+    for flow in profile
+        .flows
+        .iter()
+        .filter(|f| f.kind == FlowKind::Launch && has_ops[f.from.track as usize])
+    {
         let gpu = &profile.tracks[flow.to.track as usize].events;
         let gi = flow.to.index as usize;
         if !gpu.kind[gi].is_gpu_activity() {
@@ -81,7 +94,9 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
         .tracks
         .iter()
         .zip(launches)
-        .filter(|(track, _)| !track.key.is_gpu())
+        .zip(&has_ops)
+        .filter(|(_, has)| **has)
+        .map(|(job, _)| job)
         .collect();
     let mut work = || {
         crate::parallel::map_mut(
