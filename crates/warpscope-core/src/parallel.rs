@@ -1,4 +1,5 @@
-//! How many threads the importers use, and a parallel map over independent items.
+//! How many threads the importers use, and the parallel pieces they are built of: a map over
+//! independent items, pieces of long lists, a gather, a stable sort and an in-place sort.
 
 use std::cell::Cell;
 
@@ -100,7 +101,7 @@ const MIN_PIECE: usize = 64;
 /// list is cut into pieces of about a quarter of one thread's share (at least [`MIN_PIECE`]),
 /// so that one long list (a track with millions of events) is spread over the cores too; with
 /// one thread, every list is one piece. Empty lists give no piece.
-pub fn pieces(lens: &[usize]) -> Vec<(usize, std::ops::Range<usize>)> {
+pub(crate) fn pieces(lens: &[usize]) -> Vec<(usize, std::ops::Range<usize>)> {
     let threads = threads().max(1);
     let total: usize = lens.iter().sum();
     let size = if threads == 1 {
@@ -122,7 +123,7 @@ pub fn pieces(lens: &[usize]) -> Vec<(usize, std::ops::Range<usize>)> {
 
 /// `indices.iter().map(|&i| from[i]).collect()`, written by up to [`threads`] threads, each a
 /// part of the result.
-pub fn gather<T: Copy + Send + Sync>(from: &[T], indices: &[u32]) -> Vec<T> {
+pub(crate) fn gather<T: Copy + Send + Sync>(from: &[T], indices: &[u32]) -> Vec<T> {
     let n = indices.len();
     let parts = threads().min(n / MIN_PIECE).max(1);
     let Some(&filler) = from.first() else {
@@ -150,7 +151,7 @@ pub fn gather<T: Copy + Send + Sync>(from: &[T], indices: &[u32]) -> Vec<T> {
 /// the standard library's stable sort, quick on runs already in order, as a trace's events
 /// mostly are), then merged, each thread writing one part of the result; equal keys fall in
 /// one part, where the earlier piece's come first.
-pub fn sort_by_key<T, K>(v: &mut Vec<T>, key: impl Fn(&T) -> K + Sync)
+pub(crate) fn sort_by_key<T, K>(v: &mut Vec<T>, key: impl Fn(&T) -> K + Sync)
 where
     T: Copy + Send + Sync,
     K: Ord,
@@ -217,7 +218,7 @@ where
 /// standard library's unstable sort is used, and no copy is made (a merge would need one as big
 /// as `v`). Each level splits the slice at its median ([`slice::select_nth_unstable_by_key`],
 /// linear) and sorts the halves side by side.
-pub fn sort_unique_by_key<T, K>(v: &mut [T], key: impl Fn(&T) -> K + Sync)
+pub(crate) fn sort_unique_by_key<T, K>(v: &mut [T], key: impl Fn(&T) -> K + Sync)
 where
     T: Send,
     K: Ord,

@@ -85,10 +85,10 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
         if !gpu.kind[gi].is_gpu_activity() {
             continue;
         }
-        let Some(gpu_d) = overlap_or_all(&range, gpu.start_ns[gi], gpu.dur_ns[gi]) else {
+        let Some(gpu_dur_ns) = overlap_or_all(&range, gpu.start_ns[gi], gpu.dur_ns[gi]) else {
             continue;
         };
-        launches[flow.from.track as usize].push((flow.from.index, gpu_d));
+        launches[flow.from.track as usize].push((flow.from.index, gpu_dur_ns));
     }
     let mut jobs: Vec<(&Track, Vec<(u32, i64)>)> = profile
         .tracks
@@ -144,22 +144,22 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
 /// One pass from the last event to the first: an event's parent comes before it (events are
 /// sorted by start, longer first), so when the pass reaches an event, everything nested in it
 /// has been added to it, and it adds itself to its parent. GPU time enters at the parent of
-/// the launching event; it goes up to every op above (`gpu_incl`) and, for `gpu_self`, up to
+/// the launching event; it goes up to every op above (`gpu_incl_ns`) and, for `gpu_self_only_ns`, up to
 /// the first op only.
 fn track_ops(track: &Track, launches: &[(u32, i64)], range: TimeRange) -> FxHashMap<StrId, OpSums> {
     let ev = &track.events;
     let n = ev.len();
-    let (mut gpu_incl, mut gpu_self) = if launches.is_empty() {
+    let (mut gpu_incl_ns, mut gpu_self_only_ns) = if launches.is_empty() {
         (Vec::new(), Vec::new())
     } else {
         (vec![0i64; n], vec![0i64; n])
     };
-    for &(from, gpu_d) in launches {
+    for &(from, gpu_dur_ns) in launches {
         let p = ev.parent[from as usize];
         if p != NO_PARENT {
             let p = p as usize;
-            gpu_incl[p] = gpu_incl[p].saturating_add(gpu_d);
-            gpu_self[p] = gpu_self[p].saturating_add(gpu_d);
+            gpu_incl_ns[p] = gpu_incl_ns[p].saturating_add(gpu_dur_ns);
+            gpu_self_only_ns[p] = gpu_self_only_ns[p].saturating_add(gpu_dur_ns);
         }
     }
     // Time of the events nested directly in each op: only the part of a child that lies inside
@@ -168,18 +168,20 @@ fn track_ops(track: &Track, launches: &[(u32, i64)], range: TimeRange) -> FxHash
     let mut groups: FxHashMap<StrId, OpSums> = FxHashMap::default();
     for i in (0..n).rev() {
         let is_op = ev.kind[i] == EventKind::CpuOp;
-        if is_op && let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) {
+        if is_op && let Some(in_range_ns) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) {
             let row = groups.entry(ev.name[i]).or_default();
             row.calls += 1;
-            row.total_ns = row.total_ns.saturating_add(d);
-            let own = ev.dur_ns[i].saturating_sub(child_ns[i]).clamp(0, d);
-            row.self_ns = row.self_ns.saturating_add(own);
+            row.total_ns = row.total_ns.saturating_add(in_range_ns);
+            let own_ns = ev.dur_ns[i]
+                .saturating_sub(child_ns[i])
+                .clamp(0, in_range_ns);
+            row.self_ns = row.self_ns.saturating_add(own_ns);
             row.gpu_ns = row
                 .gpu_ns
-                .saturating_add(gpu_incl.get(i).copied().unwrap_or(0));
+                .saturating_add(gpu_incl_ns.get(i).copied().unwrap_or(0));
             row.gpu_self_ns = row
                 .gpu_self_ns
-                .saturating_add(gpu_self.get(i).copied().unwrap_or(0));
+                .saturating_add(gpu_self_only_ns.get(i).copied().unwrap_or(0));
         }
         let p = ev.parent[i];
         if p == NO_PARENT {
@@ -188,13 +190,13 @@ fn track_ops(track: &Track, launches: &[(u32, i64)], range: TimeRange) -> FxHash
         let p = p as usize;
         debug_assert!(p < i, "a parent comes before its children");
         if ev.kind[p] == EventKind::CpuOp {
-            let child = (ev.end_ns(i).min(ev.end_ns(p)) - ev.start_ns[i]).max(0);
-            child_ns[p] = child_ns[p].saturating_add(child);
+            let child_dur_ns = (ev.end_ns(i).min(ev.end_ns(p)) - ev.start_ns[i]).max(0);
+            child_ns[p] = child_ns[p].saturating_add(child_dur_ns);
         }
-        if !gpu_incl.is_empty() {
-            gpu_incl[p] = gpu_incl[p].saturating_add(gpu_incl[i]);
+        if !gpu_incl_ns.is_empty() {
+            gpu_incl_ns[p] = gpu_incl_ns[p].saturating_add(gpu_incl_ns[i]);
             if !is_op {
-                gpu_self[p] = gpu_self[p].saturating_add(gpu_self[i]);
+                gpu_self_only_ns[p] = gpu_self_only_ns[p].saturating_add(gpu_self_only_ns[i]);
             }
         }
     }

@@ -314,19 +314,6 @@ impl CorrelationIndex {
         let slots: Vec<AtomicU32> = (0..stats.pages.len() << PAGE_BITS)
             .map(|_| AtomicU32::new(0))
             .collect();
-        let index = Self::Paged {
-            scope: stats.scope.unwrap_or(0),
-            first_page,
-            index_bits,
-            directory,
-            slots,
-        };
-        let Self::Paged {
-            directory, slots, ..
-        } = &index
-        else {
-            return index;
-        };
         let slot = |corr: u64| -> &AtomicU32 {
             let page = directory[usize::try_from((corr >> PAGE_BITS) - first_page).unwrap_or(0)];
             let offset = corr & ((1 << PAGE_BITS) - 1);
@@ -378,7 +365,13 @@ impl CorrelationIndex {
                 }
             },
         );
-        index
+        Self::Paged {
+            scope: stats.scope.unwrap_or(0),
+            first_page,
+            index_bits,
+            directory,
+            slots,
+        }
     }
 
     fn get(&self, scope: u32, corr: u64) -> Option<EventRef> {

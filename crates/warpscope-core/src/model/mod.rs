@@ -272,7 +272,9 @@ pub struct Events {
     /// Nesting depth on the track (0 = top level). Overlapping but not nested events get their
     /// own deeper row.
     pub depth: Vec<u16>,
-    /// Index of the enclosing event on the same track, or [`NO_PARENT`].
+    /// Index of the enclosing event on the same track, or [`NO_PARENT`]. A parent always comes
+    /// before its children (events are sorted by start, longer first), which the CPU-operators
+    /// table's single backward pass relies on.
     pub parent: Vec<u32>,
     /// Index into the side table for the event's kind (kernels, copies, API calls), or
     /// [`NO_DETAIL`].
