@@ -155,10 +155,7 @@ impl SourceForm {
             self.sizes.clone().into(),
         ];
         // The copy lives elsewhere: `#include "x.cuh"` beside the original needs its folder.
-        let dir = match self.path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
+        let dir = warpscope_live::user::source_dir(&self.path);
         if let Ok(dir) = std::path::absolute(dir) {
             args.extend(["--include".into(), dir.into()]);
         }

@@ -429,12 +429,6 @@ impl Gpu {
         Ok(sizes)
     }
 
-    /// Registers per thread and static shared memory of a function.
-    pub(crate) fn function_resources(&self, f: CUfunction) -> (Option<u32>, Option<u64>) {
-        let r = self.resources(f);
-        (r.registers, r.static_shared_bytes)
-    }
-
     /// What a function uses per thread and block, from its attributes.
     pub(crate) fn resources(&self, f: CUfunction) -> Resources {
         use sys::CUfunction_attribute as A;

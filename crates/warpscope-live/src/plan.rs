@@ -149,11 +149,13 @@ impl SweepPlan {
         } else {
             blocks.iter().copied().map(Some).collect()
         };
+        // Read once: the form asks again at every keystroke.
+        let available_kb = crate::runner::host_available_kb();
         for &n in &plan.sizes {
             for &b in &threads {
-                // The starting contents, the result read back and the reference's result.
-                let need = user.buffer_bytes(user.vars(n, b))?.saturating_mul(3);
-                crate::runner::check_host_memory(&format!("{} at N = {n}", user.kernel), need)?;
+                let need = user.host_bytes(user.vars(n, b))?;
+                let what = format!("{} at N = {n}", user.kernel);
+                crate::runner::check_memory_against(&what, need, available_kb)?;
             }
         }
         plan.blocks = blocks.to_vec();

@@ -369,11 +369,14 @@ fn rank<R: Ranked>(rows: &mut [R]) {
         let p = pct(r.stats().total_ns, total);
         r.set_time_pct(p);
     }
+    by_total_then_name(rows, |r| (r.stats().total_ns, r.name()));
+}
+
+/// Sorts table rows as nvprof ranks them: the longest total time first, ties by name.
+pub(crate) fn by_total_then_name<R>(rows: &mut [R], key: impl Fn(&R) -> (i64, &str)) {
     rows.sort_by(|a, b| {
-        b.stats()
-            .total_ns
-            .cmp(&a.stats().total_ns)
-            .then_with(|| a.name().cmp(b.name()))
+        let ((a_ns, a_name), (b_ns, b_name)) = (key(a), key(b));
+        b_ns.cmp(&a_ns).then_with(|| a_name.cmp(b_name))
     });
 }
 

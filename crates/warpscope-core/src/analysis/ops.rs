@@ -130,11 +130,7 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
             gpu_self_ns: s.gpu_self_ns,
         })
         .collect();
-    rows.sort_by(|a, b| {
-        b.total_ns
-            .cmp(&a.total_ns)
-            .then_with(|| a.name.cmp(&b.name))
-    });
+    super::by_total_then_name(&mut rows, |r| (r.total_ns, &r.name));
     rows
 }
 

@@ -80,7 +80,7 @@ impl Lab<'_> {
                 } else {
                     "cublasSgemm"
                 };
-                let desc = || kernel_op(api, api, [0; 3], [0; 3]);
+                let desc = kernel_op(api, api, [0; 3], [0; 3]);
                 self.repeat(ctx, result, &desc, poison, &call)?;
             }
             name => {

@@ -201,7 +201,7 @@ impl Lab<'_> {
         let poison = &mut |lab: &mut Self| lab.gpu.fill(pd, 0xff, floats(n));
         match ctx.point.config.name {
             "memcpy" => {
-                let desc = || OpDesc {
+                let desc = OpDesc {
                     api: "cuMemcpyDtoDAsync",
                     queue: true,
                     name: CopyKind::DtoD.activity_name(),
@@ -324,7 +324,7 @@ impl Lab<'_> {
         let host_ptr = host.as_mut_ptr();
         let pd = dev.ptr;
         // Copies from pageable memory block the host: never queue them behind a hold.
-        let desc = || OpDesc {
+        let desc = OpDesc {
             api,
             queue: pinned,
             name: kind.activity_name(),

@@ -38,6 +38,7 @@ const PEAK_RUNS: usize = 7;
 const PEAK_WARMUPS: usize = 2;
 /// Peak measurements: the D2D copy, cuBLAS SGEMM and the two tensor-op GEMMs.
 const PEAK_MEASUREMENTS: usize = 4;
+use crate::Resources;
 use crate::plan::{Point, SweepPlan, format_size, per_launch_ns};
 use crate::profile::{EventSpan, GpuOp, GpuOpKind, HostSpan, Recording, build_profile};
 use crate::reference::Rng;
@@ -153,6 +154,27 @@ struct OpDesc {
     /// Queue the events and the operation behind a held stream (only for calls that never block
     /// the host: a blocking call behind a held stream would wait for the hold's timeout).
     queue: bool,
+}
+
+/// A kernel launch of `name` with the `resources` its function was found to use.
+fn kernel_desc(
+    name: &str,
+    grid: (u32, u32, u32),
+    block: (u32, u32, u32),
+    resources: &Resources,
+) -> OpDesc {
+    OpDesc {
+        api: "cuLaunchKernel",
+        queue: true,
+        name: name.to_string(),
+        kind: GpuOpKind::Kernel {
+            grid: [grid.0, grid.1, grid.2],
+            block: [block.0, block.1, block.2],
+            registers: resources.registers,
+            static_shared: resources.static_shared_bytes,
+            dynamic_shared: Some(0),
+        },
+    }
 }
 
 /// A timed launch: its external correlation id and the point it belongs to.
@@ -423,13 +445,23 @@ fn ceil_div(a: u64, b: u64) -> u32 {
 /// Fails with [`LiveError::OutOfMemory`] when the host has less memory available than `need`
 /// bytes (a failed allocation would abort the process). Skipped where `/proc/meminfo` is absent.
 pub(crate) fn check_host_memory(what: &str, need: u64) -> Result<(), LiveError> {
-    let Ok(info) = std::fs::read_to_string("/proc/meminfo") else {
-        return Ok(());
-    };
-    let available_kb = info
-        .lines()
+    check_memory_against(what, need, host_available_kb())
+}
+
+/// The host's available memory in kB (`MemAvailable` in `/proc/meminfo`), where it says.
+pub(crate) fn host_available_kb() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    info.lines()
         .find_map(|l| l.strip_prefix("MemAvailable:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+}
+
+/// [`check_host_memory`] against an `available_kb` already read (`None`: nothing to check).
+pub(crate) fn check_memory_against(
+    what: &str,
+    need: u64,
+    available_kb: Option<u64>,
+) -> Result<(), LiveError> {
     match available_kb {
         Some(kb) if need > kb.saturating_mul(1024) => Err(LiveError::OutOfMemory {
             what: format!("{what} (host memory)"),
@@ -746,8 +778,7 @@ impl Lab<'_> {
         }
         self.progress.set_status(label.clone());
         let host_bytes = match plan.user.as_deref() {
-            // The starting contents, the result read back, and the reference's result.
-            Some(u) => 3 * u.buffer_bytes(u.vars(point.size, point.block))?,
+            Some(u) => u.host_bytes(u.vars(point.size, point.block))?,
             None => kernel.host_bytes(point.size),
         };
         check_host_memory(&label, host_bytes)?;
@@ -778,7 +809,7 @@ impl Lab<'_> {
         &mut self,
         ctx: &PointCtx<'_>,
         result: &mut PointResult,
-        desc: &dyn Fn() -> OpDesc,
+        desc: &OpDesc,
         before: &mut dyn FnMut(&mut Self) -> Result<(), LiveError>,
         launch: &dyn Fn(&Gpu) -> Result<(), LiveError>,
     ) -> Result<(), LiveError> {
@@ -786,7 +817,7 @@ impl Lab<'_> {
         result.batch = batch;
         self.schedule(ctx, result, batch, &mut |lab, label, timed| {
             before(lab)?;
-            lab.timed_batch(label, timed.then_some(ctx.index), &desc(), batch, launch)
+            lab.timed_batch(label, timed.then_some(ctx.index), desc, batch, launch)
         })?;
         if self.cupti_cost && self.cupti {
             // The same launches again with CUPTI's collection paused.
@@ -797,7 +828,7 @@ impl Lab<'_> {
                 for r in 0..result.event_ns.len() {
                     before(self)?;
                     let label = format!("{} #{} (CUPTI paused)", ctx.label, r + 1);
-                    let t = self.timed_batch(&label, None, &desc(), batch, launch)?;
+                    let t = self.timed_batch(&label, None, desc, batch, launch)?;
                     off.push(per_launch_ns(t, batch));
                 }
                 Ok(())
@@ -813,7 +844,7 @@ impl Lab<'_> {
             // a batch of a kernel that updates a buffer in place leaves its accumulated result.
             before(self)?;
             let label = format!("{} check launch (one launch, untimed)", ctx.label);
-            self.timed(&label, None, &desc(), launch)?;
+            self.timed(&label, None, desc, launch)?;
         }
         Ok(())
     }
@@ -868,9 +899,9 @@ impl Lab<'_> {
                 resources.registers.unwrap_or(0)
             )));
         }
+        let desc = kernel_desc(launch.name, launch.grid, launch.block, &resources);
         result.resources = Some(resources);
         result.occupancy = self.gpu.occupancy(launch.f, threads);
-        let desc = self.kernel_desc(launch.f, launch.name, launch.grid, launch.block);
         self.repeat(ctx, result, &desc, before, &|g| {
             g.launch(launch.f, launch.grid, launch.block, &launch.args)
         })
@@ -885,29 +916,6 @@ impl Lab<'_> {
             LiveError::Plan(format!("{} has no CUDA source", ctx.plan.kernel.name))
         })?;
         self.gpu.function(module, name)
-    }
-
-    fn kernel_desc(
-        &self,
-        f: cudarc::driver::sys::CUfunction,
-        name: &str,
-        grid: (u32, u32, u32),
-        block: (u32, u32, u32),
-    ) -> impl Fn() -> OpDesc + use<> {
-        let (registers, static_shared) = self.gpu.function_resources(f);
-        let name = name.to_string();
-        move || OpDesc {
-            api: "cuLaunchKernel",
-            queue: true,
-            name: name.clone(),
-            kind: GpuOpKind::Kernel {
-                grid: [grid.0, grid.1, grid.2],
-                block: [block.0, block.1, block.2],
-                registers,
-                static_shared,
-                dynamic_shared: Some(0),
-            },
-        }
     }
 
     fn random(&mut self, n: u64, lo: f32, hi: f32) -> Vec<f32> {

@@ -101,17 +101,18 @@ fn init_bytes(ty: ScalarType, init: &Init, len: u64, rng: &mut Rng) -> Vec<u8> {
         Init::Value(v) => vec![*v; len],
         Init::Rand => {
             let mut v = vec![0f32; len];
-            match ty {
-                ScalarType::F32 | ScalarType::F64 => rng.fill(&mut v, -1.0, 1.0),
-                _ => rng.fill(&mut v, 0.0, 100.0),
+            let float = ty.is_float();
+            if float {
+                rng.fill(&mut v, -1.0, 1.0);
+            } else {
+                rng.fill(&mut v, 0.0, 100.0);
             }
-            let whole = !matches!(ty, ScalarType::F32 | ScalarType::F64);
             v.into_iter()
                 .map(|x| {
-                    if whole {
-                        f64::from(x).floor()
-                    } else {
+                    if float {
                         f64::from(x)
+                    } else {
+                        f64::from(x).floor()
                     }
                 })
                 .collect()

@@ -180,6 +180,15 @@ pub fn parse_blocks(text: &str) -> Result<Vec<u32>, String> {
     Ok(out)
 }
 
+/// The folder a source file lies in (`.` for a bare file name): where `#include "x.cuh"` beside
+/// it is found.
+pub fn source_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
 impl UserKernel {
     /// Reads and checks a request: everything but what needs a GPU.
     pub fn from_request(req: &UserRequest) -> Result<Self, LiveError> {
@@ -397,6 +406,12 @@ impl UserKernel {
             .sum())
     }
 
+    /// Host memory a point needs: each buffer's starting contents, the result read back and
+    /// the reference's result.
+    pub fn host_bytes(&self, vars: Vars) -> Result<u64, LiveError> {
+        Ok(self.buffer_bytes(vars)?.saturating_mul(3))
+    }
+
     /// The work of one launch at a point: `--flops` and `--bytes`, or every buffer once.
     pub fn work(&self, vars: Vars) -> Result<crate::catalog::Work, LiveError> {
         let bytes = match &self.bytes {
@@ -472,10 +487,7 @@ impl UserKernel {
     /// "x.cuh"` beside it works, as with nvcc), then the include folders.
     pub fn compile_options(&self) -> Vec<String> {
         let mut opts: Vec<String> = self.defines.iter().map(|d| format!("-D{d}")).collect();
-        let own = match self.path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
+        let own = source_dir(&self.path);
         opts.push(format!("-I{}", own.display()));
         for dir in &self.includes {
             opts.push(format!("-I{}", dir.display()));

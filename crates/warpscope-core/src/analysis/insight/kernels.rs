@@ -128,10 +128,6 @@ pub(crate) fn kernel_insights(
             }
         })
         .collect();
-    rows.sort_by(|a, b| {
-        b.total_ns
-            .cmp(&a.total_ns)
-            .then_with(|| a.name.cmp(&b.name))
-    });
+    crate::analysis::by_total_then_name(&mut rows, |r| (r.total_ns, &r.name));
     rows
 }
