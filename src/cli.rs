@@ -447,7 +447,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             )?)?;
         }
         Some(Command::Fleet { paths, top, format }) => {
-            let job = crate::load::load_job(&paths, false, cli.common.timings)?;
+            let job = crate::load::load_job(&paths, cli.common.timings)?;
             emit(&report::fleet(&job.report, top, format)?)?;
         }
         Some(Command::Export { paths, out, format }) => {

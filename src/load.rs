@@ -7,17 +7,13 @@ use warpscope_core::analysis::fleet;
 use warpscope_core::import::ImportTimings;
 use warpscope_core::{Profile, Progress};
 
-/// Opens the ranks of one job from files and directories ([`fleet::job_files`]) on all cores;
-/// `keep_profiles` keeps every rank's profile (for the viewer). With `timings`, prints the
-/// file count, the time and the peak memory to stderr.
-pub fn load_job(paths: &[PathBuf], keep_profiles: bool, timings: bool) -> Result<fleet::Job> {
+/// Opens the ranks of one job from files and directories ([`fleet::job_files`]) on all cores,
+/// keeping each rank's facts, not its profile (the viewer opens jobs through its loader). With
+/// `timings`, prints the file count, the time and the peak memory to stderr.
+pub fn load_job(paths: &[PathBuf], timings: bool) -> Result<fleet::Job> {
     let started = std::time::Instant::now();
     let files = fleet::job_files(paths)?;
-    let job = fleet::load_job(
-        &files,
-        fleet::JobOptions { keep_profiles },
-        &Progress::default(),
-    )?;
+    let job = fleet::load_job(&files, fleet::JobOptions::default(), &Progress::default())?;
     if timings {
         let bytes: u64 = files
             .iter()

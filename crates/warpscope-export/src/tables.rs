@@ -3,7 +3,7 @@
 //! tables refer to them by that number.
 
 use warpscope_core::Profile;
-use warpscope_core::model::{EventKind, FlowKind, TraceId, TrackKey};
+use warpscope_core::model::{EventKind, FlowKind, TrackKey};
 
 use std::path::Path;
 
@@ -67,7 +67,26 @@ impl PlaceCols {
         }
     }
 
-    fn put(&self, t: &mut Table, p: &Profile, key: TrackKey) {
+    fn put(&self, t: &mut Table, place: &Place) {
+        t.put_i32(self.device, place.device);
+        t.put_i64(self.stream, place.stream);
+        if self.process != Col::NONE {
+            t.put_str(self.process, place.process.as_deref());
+            t.put_str(self.thread, place.thread.as_deref());
+        }
+    }
+}
+
+/// Where a track's events ran, as the place columns write it: worked out once per track.
+struct Place {
+    device: Option<i32>,
+    stream: Option<i64>,
+    process: Option<String>,
+    thread: Option<String>,
+}
+
+impl Place {
+    fn of(p: &Profile, key: TrackKey) -> Self {
         let (device, stream, process, thread) = match key {
             TrackKey::Gpu { device, stream, .. } => (
                 i32::try_from(device).ok(),
@@ -76,26 +95,22 @@ impl PlaceCols {
                 None,
             ),
             TrackKey::Thread { pid, tid } => {
-                (None, None, Some(id_text(p, pid)), Some(id_text(p, tid)))
+                (None, None, Some(p.id_text(pid)), Some(p.id_text(tid)))
             }
             TrackKey::Async { pid, name } => (
                 None,
                 None,
-                Some(id_text(p, pid)),
+                Some(p.id_text(pid)),
                 Some(p.str(name).to_string()),
             ),
         };
-        t.put_i32(self.device, device);
-        t.put_i64(self.stream, stream);
-        if self.process != Col::NONE {
-            t.put_str(self.process, process.as_deref());
-            t.put_str(self.thread, thread.as_deref());
+        Self {
+            device,
+            stream,
+            process,
+            thread,
         }
     }
-}
-
-fn id_text(p: &Profile, id: TraceId) -> String {
-    p.id_text(id)
 }
 
 /// Time, name and number of an event, as columns.
@@ -200,6 +215,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
         first_event.push(next);
         let ev = &track.events;
         let gpu = track.key.is_gpu();
+        let place = Place::of(p, track.key);
         for i in 0..ev.len() {
             let id = next + i64::try_from(i).unwrap_or(i64::MAX);
             let (start, dur, name, kind) =
@@ -214,7 +230,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
             put_ev(&mut events, &e_ev);
             events.put_str(e_kind, Some(kind.as_str()));
             events.put_i32(e_track, i32::try_from(t).ok());
-            e_place.put(&mut events, p, track.key);
+            e_place.put(&mut events, &place);
             events.put_i32(e_depth, Some(i32::from(ev.depth[i])));
             events.end_row();
 
@@ -222,7 +238,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
                 let k = p.kernel_info(track, i).unwrap_or_default();
                 k_run.put(&mut kernels, meta);
                 put_ev(&mut kernels, &k_ev);
-                k_place.put(&mut kernels, p, track.key);
+                k_place.put(&mut kernels, &place);
                 for d in 0..3 {
                     kernels.put_i32(k_grid[d], to_i32(k.grid.map(|g| g[d])));
                     kernels.put_i32(k_block[d], to_i32(k.block.map(|b| b[d])));
@@ -251,7 +267,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
                 };
                 c_run.put(&mut copies, meta);
                 put_ev(&mut copies, &c_ev);
-                c_place.put(&mut copies, p, track.key);
+                c_place.put(&mut copies, &place);
                 copies.put_str(c_event_kind, Some(kind.as_str()));
                 copies.put_str(c_copy_kind, Some(copy_kind.as_str()));
                 copies.put_str(c_activity, Some(&copy_kind.activity_name()));
@@ -275,7 +291,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
                 a_run.put(&mut api, meta);
                 put_ev(&mut api, &a_ev);
                 api.put_str(a_kind, Some(kind.as_str()));
-                a_place.put(&mut api, p, track.key);
+                a_place.put(&mut api, &place);
                 api.put_i64(a_corr, to_i64(a.correlation));
                 api.put_i32(a_cbid, to_i32(a.cbid));
                 api.put_i64(a_ext, to_i64(a.external_id));

@@ -56,6 +56,40 @@ pub struct FleetState {
     /// Colour each step's cells from that step's lowest to its highest value (ranks compared
     /// within a step), instead of over the whole map.
     pub within_step: bool,
+    /// What the map draws from its report, worked out once (a state belongs to one job's tab,
+    /// whose report does not change).
+    map: Option<MapCache>,
+}
+
+/// The rows and colour range of the heat map, and the choices they were made for.
+#[derive(Clone, Debug)]
+struct MapCache {
+    metric: Metric,
+    within_step: bool,
+    scale: Scale,
+    /// (rank, straggler score), in row order.
+    rows: Vec<(i64, i64)>,
+}
+
+impl FleetState {
+    /// Makes the map's rows and scale again when the metric or the colouring changed (or were
+    /// never made).
+    fn refresh_map(&mut self, report: &FleetReport) {
+        let (metric, within_step) = (self.metric, self.within_step);
+        self.map = self
+            .map
+            .take()
+            .filter(|m| m.metric == metric && m.within_step == within_step);
+        self.map.get_or_insert_with(|| MapCache {
+            metric,
+            within_step,
+            scale: Scale::new(report, metric, within_step),
+            rows: rank_order(report)
+                .into_iter()
+                .map(|rank| (rank, report.score_of(rank)))
+                .collect(),
+        });
+    }
 }
 
 /// The colour range of the map's cells: over all cells, or per step.
@@ -194,6 +228,7 @@ pub fn fleet_ui(
         ui.weak("No ProfilerStep#N ranges in these traces: no per-step map.");
     }
     // The map comes last and takes the height that is left, scrolling its rows.
+    state.refresh_map(report);
     let clicked = heat_map_ui(ui, report, state);
     if let Some((rank, step)) = clicked {
         state.selected = Some((rank, step));
@@ -227,11 +262,11 @@ const CELL_MIN_W: f32 = 14.0;
 
 fn heat_map_ui(ui: &mut Ui, report: &FleetReport, state: &FleetState) -> Option<(i64, u64)> {
     let steps = &report.step_numbers;
+    let map = state.map.as_ref()?;
     if steps.is_empty() {
         return None;
     }
-    let scale = Scale::new(report, state.metric, state.within_step);
-    let (lo, hi) = scale.all;
+    let (lo, hi) = map.scale.all;
     ui.horizontal(|ui| {
         let range = if state.within_step {
             "each step's lowest (light) to its highest (dark red)".to_string()
@@ -262,16 +297,14 @@ fn heat_map_ui(ui: &mut Ui, report: &FleetReport, state: &FleetState) -> Option<
             }
         }
     });
-    let order = rank_order(report);
     let mut clicked = None;
     egui::ScrollArea::vertical()
         .id_salt("fleet_heat_map")
         .auto_shrink(false)
-        .show_rows(ui, ROW_H, order.len(), |ui, rows| {
-            for &rank in &order[rows] {
+        .show_rows(ui, ROW_H, map.rows.len(), |ui, rows| {
+            for &(rank, score) in &map.rows[rows] {
                 ui.horizontal(|ui| {
                     ui.spacing_mut().item_spacing.x = 0.0;
-                    let score = report.score_of(rank);
                     let label = if score > 0 {
                         format!("rank {rank} · score {}", dur(score))
                     } else {
@@ -287,7 +320,9 @@ fn heat_map_ui(ui: &mut Ui, report: &FleetReport, state: &FleetState) -> Option<
                     );
                     for &step in steps {
                         let cell = cell_of(report, rank, step);
-                        if let Some(hit) = cell_ui(ui, cell, (rank, step), cell_w, &scale, state) {
+                        if let Some(hit) =
+                            cell_ui(ui, cell, (rank, step), cell_w, &map.scale, state)
+                        {
                             clicked = Some(hit);
                         }
                     }
@@ -318,12 +353,14 @@ fn cell_ui(
         return None;
     };
     let value = state.metric.of(c);
-    let name = format!(
-        "rank {rank} step {step}: {} {}",
-        state.metric.label().to_lowercase(),
-        dur(value)
-    );
-    response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, true, &name));
+    response.widget_info(|| {
+        let name = format!(
+            "rank {rank} step {step}: {} {}",
+            state.metric.label().to_lowercase(),
+            dur(value)
+        );
+        egui::WidgetInfo::labeled(egui::Role::Button, true, name)
+    });
     let inner = Rect::from_min_size(rect.min, rect.size() - vec2(1.0, 1.0));
     ui.painter()
         .rect_filled(inner, 0.0, ramp(scale.position(step, value)));

@@ -237,15 +237,13 @@ impl ActivityKey {
         Some(match ev.kind[i] {
             EventKind::Kernel => Self::Kernel(ev.name[i]),
             EventKind::Memset => Self::Copy(CopyKind::Memset, ActivityKind::Memset),
-            kind if kind.is_gpu_activity() => {
-                let ck = match kind {
-                    EventKind::Memcpy | EventKind::UnifiedMemory => {
-                        profile.copies.kind(ev.detail[i] as usize)
-                    }
-                    _ => None,
-                };
-                Self::Copy(ck.unwrap_or(CopyKind::Unknown), ActivityKind::Memcpy)
-            }
+            EventKind::Memcpy => Self::Copy(
+                profile
+                    .copies
+                    .kind(ev.detail[i] as usize)
+                    .unwrap_or(CopyKind::Unknown),
+                ActivityKind::Memcpy,
+            ),
             _ => return None,
         })
     }

@@ -107,8 +107,7 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
     };
     // A small profile is not worth starting threads for (the viewer asks again for every
     // range dragged on its timeline).
-    let events: usize = profile.tracks.iter().map(|t| t.events.len()).sum();
-    let per_track = if events < SMALL_PROFILE_EVENTS {
+    let per_track = if profile.event_count() < SMALL_PROFILE_EVENTS {
         crate::parallel::with_threads(1, work)
     } else {
         work()

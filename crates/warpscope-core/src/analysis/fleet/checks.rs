@@ -11,7 +11,7 @@ use super::RankFacts;
 const MISSING_LISTED: usize = 10;
 
 /// The warnings about the ranks of one job, sorted by rank, in words.
-pub(super) fn job_warnings(ranks: &[RankFacts]) -> Vec<String> {
+pub(super) fn job_warnings(ranks: &[&RankFacts]) -> Vec<String> {
     let mut warnings = Vec::new();
     let sizes: BTreeSet<i64> = ranks.iter().filter_map(|r| r.world_size).collect();
     if sizes.len() > 1 {
@@ -83,7 +83,7 @@ const MISMATCHES_LISTED: usize = 3;
 /// after the first difference may be paired with the wrong ones. Ranks without any call of the
 /// group in that step are not compared (they need not belong to it). The warning names the
 /// first few such groups and steps with the counts.
-pub(super) fn collective_count_warnings(ranks: &[RankFacts]) -> Vec<String> {
+pub(super) fn collective_count_warnings(ranks: &[&RankFacts]) -> Vec<String> {
     // (group, step) → rank → calls.
     let mut counts: BTreeMap<(&str, Option<u64>), BTreeMap<i64, usize>> = BTreeMap::new();
     for r in ranks {
@@ -138,7 +138,7 @@ pub(super) fn collective_count_warnings(ranks: &[RankFacts]) -> Vec<String> {
 /// Steps of a rank that start before the step before them ends (a `ProfilerStep#N` range
 /// recorded twice, or nested in another): the rank's mean step time then counts the overlap
 /// twice. One warning for the job, naming the first overlap of up to three ranks.
-pub(super) fn overlapping_step_warnings(ranks: &[RankFacts]) -> Vec<String> {
+pub(super) fn overlapping_step_warnings(ranks: &[&RankFacts]) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     let mut count = 0usize;
     for r in ranks {
@@ -177,7 +177,7 @@ pub(super) const ONE_RUN_SPREAD_NS: i64 = 3_600 * 1_000_000_000;
 
 /// Ranks whose clocks start more than [`ONE_RUN_SPREAD_NS`] apart: they are put on one time
 /// axis all the same, but are probably traces of different runs.
-pub(super) fn clock_spread_warnings(ranks: &[RankFacts]) -> Vec<String> {
+pub(super) fn clock_spread_warnings(ranks: &[&RankFacts]) -> Vec<String> {
     let with_origin = || {
         ranks
             .iter()

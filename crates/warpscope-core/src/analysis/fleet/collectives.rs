@@ -54,7 +54,7 @@ pub(crate) struct Arrivals {
 /// by (process group, step, order within the group and step). Returns the collectives run by two ranks or
 /// more, by first arrival, and per rank (in `ranks` order) its [`Arrivals`].
 pub(crate) fn match_collectives(
-    ranks: &[RankFacts],
+    ranks: &[&RankFacts],
     shifts_ns: &[i64],
 ) -> (Vec<MatchedCollective>, Vec<Arrivals>) {
     // (group, step, index) → [(rank position, start, end, name)]

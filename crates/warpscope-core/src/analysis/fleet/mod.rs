@@ -129,7 +129,7 @@ impl FleetReport {
 pub fn fleet_report(ranks: &[RankFacts]) -> FleetReport {
     let mut order: Vec<usize> = (0..ranks.len()).collect();
     order.sort_by_key(|&i| ranks[i].rank);
-    let ranks: Vec<RankFacts> = order.iter().map(|&i| ranks[i].clone()).collect();
+    let ranks: Vec<&RankFacts> = order.iter().map(|&i| &ranks[i]).collect();
     let origins: Vec<Option<i64>> = ranks.iter().map(|r| r.unix_origin_ns).collect();
     let (shifts_ns, aligned) = rank_shifts_ns(&origins);
     let (collectives, arrivals) = collectives::match_collectives(&ranks, &shifts_ns);

@@ -15,6 +15,21 @@ pub(super) enum Class {
     Unknown,
 }
 
+impl Class {
+    /// The kind a slice of this class gets: its own, or a plain slice.
+    pub(super) fn slice_kind(self) -> EventKind {
+        match self {
+            Class::Kind(k) | Class::Plain(k) => k,
+            Class::LaunchFlow | Class::Unknown => EventKind::Slice,
+        }
+    }
+}
+
+/// True for kinds whose slices read their args as [`GpuArgs`]: GPU work and API calls.
+pub(super) fn kind_reads_args(kind: EventKind) -> bool {
+    gpu_lane(kind).is_some() || kind.is_api()
+}
+
 pub(super) fn classify(cat: &str) -> Class {
     // Kineto's own categories, spelled as Kineto writes them: most events, matched at once.
     match cat {
@@ -91,10 +106,7 @@ pub(super) fn classify(cat: &str) -> Class {
 /// The kind a slice of category `cat` gets (what [`ChromeState::slice`] does with it).
 #[cfg(test)]
 pub(crate) fn category_kind(cat: &str) -> EventKind {
-    match classify(cat) {
-        Class::Kind(k) | Class::Plain(k) => k,
-        Class::LaunchFlow | Class::Unknown => EventKind::Slice,
-    }
+    classify(cat).slice_kind()
 }
 
 /// GPU-side categories whose events belong on a GPU stream track.
@@ -179,10 +191,7 @@ pub(super) struct GpuArgs {
 /// True when a complete event of category `cat` reads its args as [`GpuArgs`] (GPU work and
 /// API calls; see `slice_reads_args`): the tokenizer then reads them in place.
 pub(super) fn reads_gpu_args(cat: &str) -> bool {
-    match classify(cat) {
-        Class::Kind(k) | Class::Plain(k) => gpu_lane(k).is_some() || k.is_api(),
-        Class::LaunchFlow | Class::Unknown => false,
-    }
+    kind_reads_args(classify(cat).slice_kind())
 }
 
 /// Reads the arguments kept for GPU events and API calls.

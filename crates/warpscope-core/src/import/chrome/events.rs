@@ -2,8 +2,8 @@
 //! events and metadata.
 
 use super::classify::{
-    Class, GpuArgs, LANE_ARG_KEY, classify, gpu_lane, parse_gpu_args, parse_memcpy_name,
-    parse_memset_kind,
+    Class, GpuArgs, LANE_ARG_KEY, classify, gpu_lane, kind_reads_args, parse_gpu_args,
+    parse_memcpy_name, parse_memset_kind,
 };
 use super::tokenize::{RawEvent, RawId};
 use super::{ChromeState, FlowPoint, OpenBegin};
@@ -307,10 +307,7 @@ impl ChromeState {
         args: Option<&[u8]>,
         read_args: Option<(GpuArgs, u64)>,
     ) -> TrackId {
-        let kind = match class {
-            Class::Kind(k) | Class::Plain(k) => k,
-            Class::LaunchFlow | Class::Unknown => EventKind::Slice,
-        };
+        let kind = class.slice_kind();
         let name = self.b.intern(name_text);
         let natural_lane = gpu_lane(kind);
         let a = match args {
@@ -649,11 +646,7 @@ pub(super) fn merge_args(begin: Option<&[u8]>, end: Option<&[u8]>) -> Option<Vec
 /// True when a slice of `class` with these args reads them: args matter for GPU work and API
 /// calls, and for events that say where they go.
 fn slice_reads_args(class: Class, args: &[u8]) -> bool {
-    let kind = match class {
-        Class::Kind(k) | Class::Plain(k) => k,
-        Class::LaunchFlow | Class::Unknown => EventKind::Slice,
-    };
-    gpu_lane(kind).is_some() || kind.is_api() || lane_finder().find(args).is_some()
+    kind_reads_args(class.slice_kind()) || lane_finder().find(args).is_some()
 }
 
 /// The search for [`LANE_ARG_KEY`], built once (building it costs more than searching a
