@@ -218,13 +218,41 @@ where
 /// standard library's unstable sort is used, and no copy is made (a merge would need one as big
 /// as `v`). Each level splits the slice at its median ([`slice::select_nth_unstable_by_key`],
 /// linear) and sorts the halves side by side.
+///
+/// A slice made of a few runs already in order (a Kineto thread's operators, then its runtime
+/// calls; a stream's kernels, then its step annotations last to first) is merged instead, on one thread: the standard library's stable sort finds the runs
+/// and merges them in linear time per merge level, with a scratch buffer of at most half the
+/// slice, where splitting at the median would scatter the runs and sort them again.
 pub(crate) fn sort_unique_by_key<T, K>(v: &mut [T], key: impl Fn(&T) -> K + Sync)
 where
     T: Send,
     K: Ord,
 {
+    if runs(v, &key) <= v.len() / RUN_SPACING + 1 {
+        v.sort_by_key(key);
+        return;
+    }
     let levels = usize::BITS - threads().max(1).saturating_sub(1).leading_zeros();
     split_sort(v, &key, levels);
+}
+
+/// [`sort_unique_by_key`] merges a slice with at most one run per this many elements: few
+/// enough that merging them beats sorting on all cores.
+const RUN_SPACING: usize = 4096;
+
+/// About how many runs in order (rising, or falling as a trace's step annotations written last
+/// to first are) `v` is made of by `key`: one, plus two for each stretch that falls.
+fn runs<T, K: Ord>(v: &[T], key: &impl Fn(&T) -> K) -> usize {
+    let mut runs = 1;
+    let mut falling = false;
+    for w in v.windows(2) {
+        let falls = key(&w[0]) > key(&w[1]);
+        if falls && !falling {
+            runs += 2;
+        }
+        falling = falls;
+    }
+    runs
 }
 
 fn split_sort<T: Send, K: Ord>(v: &mut [T], key: &(impl Fn(&T) -> K + Sync), levels: u32) {
@@ -353,6 +381,28 @@ mod tests {
         let mut empty: Vec<u8> = Vec::new();
         with_threads(16, || sort_unique_by_key(&mut empty, |&x| x));
         assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn a_few_runs_in_order_are_merged_into_the_same_order() {
+        // A Kineto stream: operators in order, then runtime calls in order over the same span,
+        // then step annotations from the last to the first.
+        let ops = (0..30_000i64).map(|i| (i * 10, std::cmp::Reverse(5), 0u32));
+        let calls = (0..20_000i64).map(|i| (i * 15 + 1, std::cmp::Reverse(2), 1));
+        let steps = (0..60i64)
+            .rev()
+            .map(|i| (i * 5_000 + 3, std::cmp::Reverse(4_000), 2));
+        let items: Vec<_> = ops.chain(calls).chain(steps).collect();
+        // One rise, a fall to the calls, a fall into the steps and the steps falling.
+        assert_eq!(runs(&items, &|&x| x), 5);
+        assert!(runs(&items, &|&x| x) <= items.len() / RUN_SPACING + 1);
+        let mut expected = items.clone();
+        expected.sort();
+        for threads in [1, 2, 16] {
+            let mut v = items.clone();
+            with_threads(threads, || sort_unique_by_key(&mut v, |&x| x));
+            assert_eq!(v, expected, "{threads} threads");
+        }
     }
 
     #[test]
