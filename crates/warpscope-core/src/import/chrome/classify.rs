@@ -158,7 +158,6 @@ pub(super) fn copy_kind_from_text(text: &str) -> Option<CopyKind> {
 }
 
 /// Arguments of GPU events and API calls that the model keeps.
-#[derive(Default)]
 pub(super) struct GpuArgs {
     pub(super) device: Option<i64>,
     pub(super) context: Option<i64>,
@@ -188,6 +187,40 @@ pub(super) struct GpuArgs {
     pub(super) process_group: Option<String>,
 }
 
+impl GpuArgs {
+    /// No arguments: what an event whose args are not read has.
+    pub(super) const NONE: GpuArgs = GpuArgs {
+        device: None,
+        context: None,
+        stream: None,
+        correlation: None,
+        external_id: None,
+        cbid: None,
+        registers: None,
+        shared_memory: None,
+        blocks_per_sm: None,
+        warps_per_sm: None,
+        occupancy: None,
+        grid: None,
+        block: None,
+        bytes: None,
+        lane: None,
+        copy_kind: None,
+        src_memory: None,
+        dst_memory: None,
+        static_shared: None,
+        dynamic_shared: None,
+        mangled_name: None,
+        process_group: None,
+    };
+}
+
+impl Default for GpuArgs {
+    fn default() -> Self {
+        Self::NONE
+    }
+}
+
 /// True when a complete event of category `cat` reads its args as [`GpuArgs`] (GPU work and
 /// API calls; see `slice_reads_args`): the tokenizer then reads them in place.
 pub(super) fn reads_gpu_args(cat: &str) -> bool {
@@ -197,15 +230,18 @@ pub(super) fn reads_gpu_args(cat: &str) -> bool {
 /// Reads the arguments kept for GPU events and API calls.
 pub(super) fn parse_gpu_args(args: &[u8], lenient_tokens: &mut u64) -> GpuArgs {
     let mut p = Parser::new(args);
-    let (a, _) = read_gpu_args(&mut p);
+    let mut a = GpuArgs::default();
+    // What was read up to a syntax error is kept.
+    let _ = read_gpu_args(&mut p, &mut a);
     *lenient_tokens += p.lenient_tokens;
     a
 }
 
-/// [`parse_gpu_args`] from a parser at the args object; what was read up to a syntax error is
-/// kept, and the error returned beside it.
-pub(super) fn read_gpu_args(p: &mut Parser<'_>) -> (GpuArgs, Result<(), json::SyntaxError>) {
-    let mut a = GpuArgs::default();
+/// [`parse_gpu_args`] from a parser at the args object, into `a` (reset first, so that one
+/// can be filled again and again without moving it): what was read up to a syntax error is
+/// kept, and the error returned.
+pub(super) fn read_gpu_args(p: &mut Parser<'_>, a: &mut GpuArgs) -> Result<(), json::SyntaxError> {
+    *a = GpuArgs::default();
     let int = |v: &Value<'_>| -> Option<i64> {
         match v {
             Value::Num(n) => {
@@ -226,7 +262,7 @@ pub(super) fn read_gpu_args(p: &mut Parser<'_>) -> (GpuArgs, Result<(), json::Sy
             _ => None,
         }
     };
-    let result = p.object(|p, key| {
+    p.object(|p, key| {
         let v = p.value()?;
         match key {
             b"device" | b"Device" => a.device = int(&v),
@@ -259,8 +295,7 @@ pub(super) fn read_gpu_args(p: &mut Parser<'_>) -> (GpuArgs, Result<(), json::Sy
             }
         }
         Ok(())
-    });
-    (a, result)
+    })
 }
 
 pub(super) fn dims(v: &Value<'_>) -> Option<[u32; 3]> {

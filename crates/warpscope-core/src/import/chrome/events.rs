@@ -32,9 +32,7 @@ impl ChromeState {
         0
     }
 
-    pub(super) fn event(&mut self, mut ev: RawEvent<'_>) {
-        let gpu_args = ev.gpu_args.take();
-        let ev = &ev;
+    pub(super) fn event(&mut self, ev: &RawEvent<'_>) {
         if ev.keys == 0 {
             self.b
                 .warn("empty_event", 1, "empty `{}` events were skipped");
@@ -125,6 +123,7 @@ impl ChromeState {
                 let dur_ns = self.clamp_dur(ts_ns, dur_ns);
                 let cat = ev.cat.as_deref().unwrap_or("");
                 let class = self.class_of(cat);
+                let gpu_args = ev.gpu_args_read.map(|lenient| (&ev.gpu_args, lenient));
                 let track =
                     self.slice(class, pid, tid, ts_ns, dur_ns, name_text, ev.args, gpu_args);
                 if let Some(id) = ev.bind_id.as_ref().and_then(|i| self.flow_id(i)) {
@@ -305,20 +304,24 @@ impl ChromeState {
         dur_ns: i64,
         name_text: &str,
         args: Option<&[u8]>,
-        read_args: Option<(GpuArgs, u64)>,
+        read_args: Option<(&GpuArgs, u64)>,
     ) -> TrackId {
         let kind = class.slice_kind();
         let name = self.b.intern(name_text);
         let natural_lane = gpu_lane(kind);
+        let parsed;
         let a = match args {
             Some(a) if slice_reads_args(class, a) => match read_args {
                 Some((read, lenient)) => {
                     self.lenient_tokens += lenient;
                     read
                 }
-                None => parse_gpu_args(a, &mut self.lenient_tokens),
+                None => {
+                    parsed = parse_gpu_args(a, &mut self.lenient_tokens);
+                    &parsed
+                }
             },
-            _ => GpuArgs::default(),
+            _ => &GpuArgs::NONE,
         };
         let lane = a.lane.unwrap_or(natural_lane);
         let track = if let Some(lane) = lane {
