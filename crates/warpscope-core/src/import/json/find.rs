@@ -2,6 +2,7 @@
 //! brackets are mostly a few bytes long, where calling into `memchr` costs more than the search.
 //! These look at the first [`NEAR`] bytes eight at a time in plain integer arithmetic (SWAR)
 //! and hand anything further to `memchr`; the answer is the same as `memchr2`/`memchr3`.
+//! [`printable_ascii`] checks a string's bytes the same way.
 
 /// How far the word-at-a-time search looks before handing over to `memchr`.
 const NEAR: usize = 64;
@@ -63,9 +64,49 @@ pub(crate) fn find3(a: u8, b: u8, c: u8, hay: &[u8]) -> Option<usize> {
     memchr::memchr3(a, b, c, &hay[at..]).map(|k| at + k)
 }
 
+/// True when every byte of `bytes` is printable ASCII (0x20 to 0x7F): a string that is valid
+/// UTF-8 and holds no control character, told in one pass of eight bytes at a time.
+pub(crate) fn printable_ascii(bytes: &[u8]) -> bool {
+    let mut words = bytes.chunks_exact(8);
+    // A byte below 0x20 borrows in the subtraction, one from 0x80 up has its high bit set;
+    // bytes from 0x20 to 0x7F do neither. A borrow can only mark bytes above a byte that
+    // fails anyway, so "any high bit" is exact.
+    let fails = |w: u64| (w.wrapping_sub(ONES * 0x20) | w) & HIGHS != 0;
+    for chunk in &mut words {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        if fails(u64::from_le_bytes(word)) {
+            return false;
+        }
+    }
+    words.remainder().iter().all(|&b| (0x20..0x80).contains(&b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printable_ascii_is_told_exactly_for_every_byte_at_every_place() {
+        for len in 0..20 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut s = vec![b'a'; len];
+                    s[at] = b;
+                    let expected = (0x20..0x80).contains(&b);
+                    assert_eq!(
+                        printable_ascii(&s),
+                        expected,
+                        "byte {b:#x} at {at} of {len}"
+                    );
+                }
+            }
+        }
+        assert!(printable_ascii(b""));
+        assert!(printable_ascii(
+            b"void at::native::elementwise_kernel<128, 4>(int)"
+        ));
+    }
 
     #[test]
     fn finds_what_memchr_finds_at_every_distance_and_alignment() {

@@ -171,6 +171,11 @@ impl<'a> Parser<'a> {
     }
 
     fn decode(&mut self, raw: &'a [u8], escaped: bool) -> Cow<'a, str> {
+        if !escaped && super::find::printable_ascii(raw) {
+            #[allow(unsafe_code)]
+            // SAFETY: every byte is ASCII (below 0x80), and ASCII is valid UTF-8.
+            return Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(raw) });
+        }
         if raw.iter().any(|&b| b < 0x20) {
             self.control_strings += 1;
         }
