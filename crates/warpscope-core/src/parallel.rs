@@ -121,6 +121,75 @@ pub(crate) fn pieces(lens: &[usize]) -> Vec<(usize, std::ops::Range<usize>)> {
     out
 }
 
+/// `0..n` cut into up to [`threads`] consecutive ranges of at least [`MIN_PIECE`] items each
+/// (one range for a short list or one thread; none for an empty list).
+pub(crate) fn ranges(n: usize) -> Vec<std::ops::Range<usize>> {
+    let parts = threads().min(n / MIN_PIECE).max(1);
+    let size = n.div_ceil(parts).max(1);
+    (0..n)
+        .step_by(size)
+        .map(|start| start..(start + size).min(n))
+        .collect()
+}
+
+/// `f` applied to each of `ranges`, side by side (one thread each), results in range order.
+pub(crate) fn map_ranges<R: Send>(
+    ranges: &[std::ops::Range<usize>],
+    f: impl Fn(std::ops::Range<usize>) -> R + Sync,
+) -> Vec<R> {
+    if ranges.len() <= 1 {
+        return ranges.iter().cloned().map(f).collect();
+    }
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = ranges
+            .iter()
+            .cloned()
+            .map(|r| scope.spawn(move || f(r)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
+}
+
+/// Calls `f(start, piece)` for the consecutive pieces of `v` that [`ranges`] cuts, side by
+/// side; `start` is the piece's offset in `v`.
+pub(crate) fn for_each_piece_mut<T: Send>(v: &mut [T], f: impl Fn(usize, &mut [T]) + Sync) {
+    let ranges = ranges(v.len());
+    if ranges.len() <= 1 {
+        f(0, v);
+        return;
+    }
+    let f = &f;
+    std::thread::scope(|scope| {
+        let mut rest = v;
+        for r in ranges {
+            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
+            rest = tail;
+            scope.spawn(move || f(r.start, piece));
+        }
+    });
+}
+
+/// `(0..n).map(f).collect()`, written by up to [`threads`] threads, each a part of the result.
+pub(crate) fn map_indices<U: Copy + Default + Send>(
+    n: usize,
+    f: impl Fn(usize) -> U + Sync,
+) -> Vec<U> {
+    let mut out = vec![U::default(); n];
+    for_each_piece_mut(&mut out, |start, piece| {
+        for (k, slot) in piece.iter_mut().enumerate() {
+            *slot = f(start + k);
+        }
+    });
+    out
+}
+
 /// `indices.iter().map(|&i| from[i]).collect()`, written by up to [`threads`] threads, each a
 /// part of the result.
 pub(crate) fn gather<T: Copy + Send + Sync>(from: &[T], indices: &[u32]) -> Vec<T> {
@@ -220,16 +289,17 @@ where
 /// linear) and sorts the halves side by side.
 ///
 /// A slice made of a few runs already in order (a Kineto thread's operators, then its runtime
-/// calls; a stream's kernels, then its step annotations last to first) is merged instead, on one thread: the standard library's stable sort finds the runs
-/// and merges them in linear time per merge level, with a scratch buffer of at most half the
-/// slice, where splitting at the median would scatter the runs and sort them again.
-pub(crate) fn sort_unique_by_key<T, K>(v: &mut [T], key: impl Fn(&T) -> K + Sync)
+/// calls; a stream's kernels, then its step annotations last to first) goes to [`sort_by_key`]
+/// instead: the standard library's stable sort finds the runs of each piece and merges them in
+/// linear time per merge level, and the pieces are merged side by side, where splitting at the
+/// median would scatter the runs and sort them again. That costs a copy of `v`.
+pub(crate) fn sort_unique_by_key<T, K>(v: &mut Vec<T>, key: impl Fn(&T) -> K + Sync)
 where
-    T: Send,
+    T: Copy + Send + Sync,
     K: Ord,
 {
     if runs(v, &key) <= v.len() / RUN_SPACING + 1 {
-        v.sort_by_key(key);
+        sort_by_key(v, key);
         return;
     }
     let levels = usize::BITS - threads().max(1).saturating_sub(1).leading_zeros();
@@ -381,6 +451,36 @@ mod tests {
         let mut empty: Vec<u8> = Vec::new();
         with_threads(16, || sort_unique_by_key(&mut empty, |&x| x));
         assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn ranges_cover_every_index_once_and_pieces_see_their_offsets() {
+        for threads in [1, 2, 16] {
+            for n in [0, 1, 63, 64, 1_000, 5_000] {
+                let r = with_threads(threads, || ranges(n));
+                let covered: Vec<usize> = r.iter().cloned().flatten().collect();
+                assert_eq!(
+                    covered,
+                    (0..n).collect::<Vec<_>>(),
+                    "{threads} threads, {n}"
+                );
+                assert!(r.len() <= threads.max(1));
+                let sums = with_threads(threads, || map_ranges(&r, |r| r.sum::<usize>()));
+                assert_eq!(sums.iter().sum::<usize>(), (0..n).sum::<usize>());
+                let squares = with_threads(threads, || map_indices(n, |i| i * i));
+                assert_eq!(squares, (0..n).map(|i| i * i).collect::<Vec<_>>());
+                let mut v = vec![0usize; n];
+                with_threads(threads, || {
+                    for_each_piece_mut(&mut v, |at, piece| {
+                        for (k, x) in piece.iter_mut().enumerate() {
+                            *x = at + k;
+                        }
+                    });
+                });
+                assert_eq!(v, (0..n).collect::<Vec<_>>());
+            }
+        }
+        assert_eq!(with_threads(16, || ranges(5_000)).len(), 16);
     }
 
     #[test]

@@ -450,19 +450,18 @@ impl ProfileBuilder {
             track.events.depth = depth;
             track.events.parent = parent;
             track.max_depth = max_depth;
-            track.max_dur_ns = track
-                .events
-                .dur_ns
-                .iter()
-                .copied()
-                .max()
-                .unwrap_or(0)
-                .max(0);
+            let dur_ns = &track.events.dur_ns;
+            let piece_max =
+                crate::parallel::map_ranges(&crate::parallel::ranges(dur_ns.len()), |r| {
+                    dur_ns[r].iter().copied().max().unwrap_or(0)
+                });
+            track.max_dur_ns = piece_max.into_iter().max().unwrap_or(0).max(0);
             (map, n)
         };
         // Tracks are independent: those of less than a thread's share of the events are
         // finished side by side, one thread each; a larger one (a Kineto trace has two or three
-        // threads of millions of events) on all threads, one after another.
+        // threads of millions of events) on all threads, one after another, each step of it
+        // in pieces.
         let threads = crate::parallel::threads().max(1);
         let share = self.event_count() / threads;
         let (mut large, mut small): (Vec<_>, Vec<_>) = self
@@ -746,20 +745,37 @@ fn sort_and_shift(
     origin_raw_ns: i64,
     want_moves: bool,
 ) -> (Option<Vec<u32>>, u64) {
+    use crate::parallel::{for_each_piece_mut, map_indices, map_ranges, ranges};
     let n = ev.len();
+    let pieces = ranges(n);
     // Old index of each kept event, built only once an event is dropped.
     let mut kept: Option<Vec<u32>> = None;
-    for i in 0..n {
-        match shifted_start(ev.start_ns[i], ev.dur_ns[i], origin_raw_ns) {
-            Some(s) => {
-                ev.start_ns[i] = s;
-                if let Some(k) = kept.as_mut() {
-                    k.push(u32::try_from(i).unwrap_or(u32::MAX));
-                }
+    let all_kept = map_ranges(&pieces, |r| {
+        r.into_iter()
+            .all(|i| shifted_start(ev.start_ns[i], ev.dur_ns[i], origin_raw_ns).is_some())
+    })
+    .into_iter()
+    .all(|k| k);
+    if all_kept {
+        let dur_ns = &ev.dur_ns;
+        for_each_piece_mut(&mut ev.start_ns, |at, starts| {
+            for (s, &d) in starts.iter_mut().zip(&dur_ns[at..]) {
+                *s = shifted_start(*s, d, origin_raw_ns).unwrap_or(*s);
             }
-            None => {
-                if kept.is_none() {
-                    kept = Some((0..u32::try_from(i).unwrap_or(u32::MAX)).collect());
+        });
+    } else {
+        for i in 0..n {
+            match shifted_start(ev.start_ns[i], ev.dur_ns[i], origin_raw_ns) {
+                Some(s) => {
+                    ev.start_ns[i] = s;
+                    if let Some(k) = kept.as_mut() {
+                        k.push(u32::try_from(i).unwrap_or(u32::MAX));
+                    }
+                }
+                None => {
+                    if kept.is_none() {
+                        kept = Some((0..u32::try_from(i).unwrap_or(u32::MAX)).collect());
+                    }
                 }
             }
         }
@@ -772,23 +788,25 @@ fn sort_and_shift(
         None => 0,
     };
     let m = ev.len();
-    let sorted = ev
-        .start_ns
-        .windows(2)
-        .zip(ev.dur_ns.windows(2))
-        .all(|(s, d)| s[0] < s[1] || (s[0] == s[1] && d[0] >= d[1]));
+    let (start_ns, dur_ns) = (&ev.start_ns, &ev.dur_ns);
+    let sorted = map_ranges(&ranges(m), |r| {
+        (r.start.max(1)..r.end).all(|i| {
+            let (s0, s1, d0, d1) = (start_ns[i - 1], start_ns[i], dur_ns[i - 1], dur_ns[i]);
+            s0 < s1 || (s0 == s1 && d0 >= d1)
+        })
+    })
+    .into_iter()
+    .all(|s| s);
     let perm: Option<Vec<u32>> = (!sorted).then(|| {
         // Sort compact keys (start, longest first, original index) rather than indices into
         // the columns: far fewer cache misses on tracks with millions of events.
-        let mut keys: Vec<(i64, std::cmp::Reverse<i64>, u32)> = (0..m)
-            .map(|i| {
-                let index = u32::try_from(i).unwrap_or(u32::MAX);
-                (ev.start_ns[i], std::cmp::Reverse(ev.dur_ns[i]), index)
-            })
-            .collect();
-        // The keys tell every event apart: any sort gives this order, in place.
+        let mut keys: Vec<(i64, std::cmp::Reverse<i64>, u32)> = map_indices(m, |i| {
+            let index = u32::try_from(i).unwrap_or(u32::MAX);
+            (start_ns[i], std::cmp::Reverse(dur_ns[i]), index)
+        });
+        // The keys tell every event apart: any sort gives this order.
         crate::parallel::sort_unique_by_key(&mut keys, |&k| k);
-        keys.into_iter().map(|k| k.2).collect()
+        map_indices(m, |i| keys[i].2)
     });
     if let Some(perm) = &perm {
         ev.pick(perm);
@@ -811,14 +829,71 @@ fn sort_and_shift(
 /// Computes depth and parent for sorted events. An event nests under the innermost open event
 /// that contains it; an event that starts inside another but ends after it (a partial overlap)
 /// goes one row below it, so nothing is hidden. Returns (depth, parent, rows, partial overlaps).
+///
+/// A long track is cut where nothing earlier is still open (every earlier event ends by the
+/// next one's start: a new top-level event), and the segments are nested side by side; each
+/// starts with an empty stack, as the one pass over the whole track would reach it.
 pub(crate) fn nest(ev: &Events) -> (Vec<u16>, Vec<u32>, u16, u64) {
     let n = ev.len();
-    let mut depth = Vec::with_capacity(n);
-    let mut parent = Vec::with_capacity(n);
+    let cuts = top_level_cuts(ev);
+    let mut depth = vec![0u16; n];
+    let mut parent = vec![NO_PARENT; n];
+    let mut segments: Vec<(usize, &mut [u16], &mut [u32])> = Vec::with_capacity(cuts.len());
+    let (mut depth_rest, mut parent_rest) = (depth.as_mut_slice(), parent.as_mut_slice());
+    for w in cuts.windows(2) {
+        let len = w[1] - w[0];
+        let (d, d_tail) = std::mem::take(&mut depth_rest).split_at_mut(len);
+        let (p, p_tail) = std::mem::take(&mut parent_rest).split_at_mut(len);
+        (depth_rest, parent_rest) = (d_tail, p_tail);
+        segments.push((w[0], d, p));
+    }
+    let results = crate::parallel::map_mut(
+        &mut segments,
+        |(_, d, _)| d.len(),
+        |(first, d, p)| nest_segment(ev, *first, d, p),
+    );
+    let max_depth = results.iter().map(|r| r.0).max().unwrap_or(0);
+    let partial = results.iter().map(|r| r.1).sum();
+    (depth, parent, max_depth, partial)
+}
+
+/// Where [`nest`] may cut a sorted track: `0`, then indices whose event starts at or after the
+/// end of every event before it, about one per thread's share, then `ev.len()`.
+fn top_level_cuts(ev: &Events) -> Vec<usize> {
+    let n = ev.len();
+    let pieces = crate::parallel::ranges(n);
+    let mut cuts = vec![0];
+    if pieces.len() > 1 {
+        let piece_max = crate::parallel::map_ranges(&pieces, |r| {
+            r.map(|i| ev.end_ns(i)).max().unwrap_or(i64::MIN)
+        });
+        // The latest end of the events before the piece searched, then of those searched.
+        let mut before = piece_max[0];
+        for (r, &max) in pieces.iter().zip(&piece_max).skip(1) {
+            let mut reach = before;
+            let cut = r.clone().find(|&i| {
+                let top_level = ev.start_ns[i] >= reach;
+                reach = reach.max(ev.end_ns(i));
+                top_level
+            });
+            cuts.extend(cut);
+            before = before.max(max);
+        }
+    }
+    if n > 0 {
+        cuts.push(n);
+    }
+    cuts
+}
+
+/// The one pass of [`nest`] over the events from `first` on, as many as `depth` holds, with
+/// an empty stack at `first`. Returns (rows, partial overlaps).
+fn nest_segment(ev: &Events, first: usize, depth: &mut [u16], parent: &mut [u32]) -> (u16, u64) {
     let mut stack: Vec<(i64, u32)> = Vec::new(); // (end, index)
     let mut max_depth = 0u16;
     let mut partial = 0u64;
-    for i in 0..n {
+    for (k, (d_out, p_out)) in depth.iter_mut().zip(parent.iter_mut()).enumerate() {
+        let i = first + k;
         let start = ev.start_ns[i];
         let end = ev.end_ns(i);
         while let Some(&(top_end, _)) = stack.last() {
@@ -836,11 +911,11 @@ pub(crate) fn nest(ev: &Events) -> (Vec<u16>, Vec<u32>, u16, u64) {
         });
         let d = u16::try_from(stack.len()).unwrap_or(u16::MAX);
         max_depth = max_depth.max(d.saturating_add(1));
-        depth.push(d);
-        parent.push(p);
+        *d_out = d;
+        *p_out = p;
         stack.push((end, u32::try_from(i).unwrap_or(u32::MAX)));
     }
-    (depth, parent, max_depth, partial)
+    (max_depth, partial)
 }
 
 fn sort_counter(c: &mut CounterTrack) {

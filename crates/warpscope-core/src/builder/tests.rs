@@ -358,3 +358,74 @@ fn finishing_on_four_threads_gives_the_one_thread_profile() {
         assert_eq!(x.parent, y.parent);
     }
 }
+
+/// Sorted events as a Kineto thread has them: steps one after another, each holding nested
+/// operators (some overlapping their parent's end), and one event spanning several steps.
+fn nested_steps(steps: i64) -> Events {
+    let mut ev = Events::default();
+    let mut push = |start: i64, dur: i64| {
+        ev.start_ns.push(start);
+        ev.dur_ns.push(dur);
+        ev.name.push(StrId(0));
+        ev.kind.push(EventKind::CpuOp);
+        ev.detail.push(NO_DETAIL);
+    };
+    for s in 0..steps {
+        let t = s * 1_000;
+        // Steps 10 to 12 lie under one event that ends inside step 12.
+        if s == 10 {
+            push(t, 2_500);
+        }
+        push(t, 900);
+        for k in 0..6 {
+            let op = t + 10 + k * 140;
+            push(op, 130);
+            push(op + 5, 60 + (k % 2) * 100); // every other one ends after its parent
+            push(op + 20, 10);
+        }
+    }
+    ev
+}
+
+#[test]
+fn nesting_a_long_track_in_pieces_gives_the_one_pass_result() {
+    let ev = nested_steps(60);
+    let one = crate::parallel::with_threads(1, || nest(&ev));
+    for threads in [2, 3, 16] {
+        let cuts = crate::parallel::with_threads(threads, || top_level_cuts(&ev));
+        assert!(cuts.len() > 2, "{threads} threads cut the track: {cuts:?}");
+        for &c in &cuts[1..cuts.len() - 1] {
+            let reach = (0..c).map(|i| ev.end_ns(i)).max().unwrap();
+            assert!(ev.start_ns[c] >= reach, "nothing is open at cut {c}");
+        }
+        let many = crate::parallel::with_threads(threads, || nest(&ev));
+        assert_eq!(one, many, "{threads} threads");
+    }
+    // Step 11 lies under the long event that opens step 10 (19 events per step before it).
+    let long = 10 * 19;
+    let step_11 = long + 1 + 19;
+    assert_eq!((ev.start_ns[long], ev.dur_ns[long]), (10_000, 2_500));
+    assert_eq!((ev.start_ns[step_11], ev.dur_ns[step_11]), (11_000, 900));
+    assert_eq!(one.1[step_11], u32::try_from(long).unwrap());
+    assert_eq!(one.0[step_11], 1);
+    assert!(
+        one.3 > 0,
+        "operators that end after their parent are counted"
+    );
+}
+
+#[test]
+fn a_track_that_is_one_open_event_is_nested_in_one_piece() {
+    let mut ev = nested_steps(20);
+    // One event over the whole track: nowhere to cut.
+    ev.start_ns.insert(0, 0);
+    ev.dur_ns.insert(0, 1_000_000);
+    ev.name.insert(0, StrId(0));
+    ev.kind.insert(0, EventKind::CpuOp);
+    ev.detail.insert(0, NO_DETAIL);
+    let cuts = crate::parallel::with_threads(16, || top_level_cuts(&ev));
+    assert_eq!(cuts, vec![0, ev.len()]);
+    let one = crate::parallel::with_threads(1, || nest(&ev));
+    assert_eq!(one, crate::parallel::with_threads(16, || nest(&ev)));
+    assert!(one.1[1..].iter().all(|&p| p != NO_PARENT));
+}
