@@ -30,6 +30,17 @@ pub struct SyntaxError {
     pub detail: &'static str,
 }
 
+/// The bytes a number is read up to: digits, signs, the point and the exponent.
+static NUMBER_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = matches!(b as u8, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E');
+        b += 1;
+    }
+    table
+};
+
 /// A pull parser over one in-memory slice.
 pub struct Parser<'a> {
     buf: &'a [u8],
@@ -89,7 +100,16 @@ impl<'a> Parser<'a> {
     }
 
     /// Skips whitespace and returns the next byte.
+    #[inline]
     pub fn peek(&mut self) -> Option<u8> {
+        // Most often no whitespace at all: every JSON whitespace byte is at most b' '.
+        match self.buf.get(self.pos) {
+            Some(&b) if b > b' ' => Some(b),
+            _ => self.peek_past_whitespace(),
+        }
+    }
+
+    fn peek_past_whitespace(&mut self) -> Option<u8> {
         while let Some(&b) = self.buf.get(self.pos) {
             if b.is_ascii_whitespace() {
                 self.pos += 1;
@@ -252,13 +272,11 @@ impl<'a> Parser<'a> {
             Some(b'n') => self.literal(b"null", Value::Null),
             Some(b'-' | b'0'..=b'9' | b'+' | b'.') => {
                 let start = self.pos;
-                while let Some(&b) = self.buf.get(self.pos) {
-                    if b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E') {
-                        self.pos += 1;
-                    } else {
-                        break;
-                    }
-                }
+                let len = self.buf[start..]
+                    .iter()
+                    .position(|&b| !NUMBER_BYTE[usize::from(b)])
+                    .unwrap_or(self.buf.len() - start);
+                self.pos = start + len;
                 let text = &self.buf[start..self.pos];
                 if text == b"-" {
                     // `-Infinity`
