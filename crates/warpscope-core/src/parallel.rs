@@ -176,43 +176,55 @@ pub(crate) fn for_each_piece_mut<T: Send>(v: &mut [T], f: impl Fn(usize, &mut [T
     });
 }
 
-/// `(0..n).map(f).collect()`, written by up to [`threads`] threads, each a part of the result.
-pub(crate) fn map_indices<U: Copy + Default + Send>(
-    n: usize,
-    f: impl Fn(usize) -> U + Sync,
-) -> Vec<U> {
-    let mut out = vec![U::default(); n];
-    for_each_piece_mut(&mut out, |start, piece| {
-        for (k, slot) in piece.iter_mut().enumerate() {
-            *slot = f(start + k);
+/// `(0..n).map(f).collect()`, written by up to [`threads`] threads, each a part of the result,
+/// straight into the new vector's memory (filling it first with a placeholder would be one
+/// more pass over it, on one thread).
+pub(crate) fn map_indices<U: Copy + Send>(n: usize, f: impl Fn(usize) -> U + Sync) -> Vec<U> {
+    let mut out: Vec<U> = Vec::with_capacity(n);
+    let written: usize = {
+        let slots = &mut out.spare_capacity_mut()[..n];
+        let mut pieces = Vec::new();
+        let mut rest = slots;
+        for r in ranges(n) {
+            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
+            rest = tail;
+            pieces.push((r.start, piece));
         }
-    });
+        map_mut(
+            &mut pieces,
+            |(_, piece)| piece.len(),
+            |(start, piece)| {
+                for (k, slot) in piece.iter_mut().enumerate() {
+                    slot.write(f(*start + k));
+                }
+                piece.len()
+            },
+        )
+        .into_iter()
+        .sum()
+    };
+    set_len_written(&mut out, written, n);
     out
+}
+
+/// Sets the length of `v`, whose first `n` spare slots were written (`written` of them,
+/// counted as they were): the one place the parallel pieces need `unsafe`.
+#[allow(unsafe_code)]
+fn set_len_written<T: Copy>(v: &mut Vec<T>, written: usize, n: usize) {
+    assert!(
+        written == n && v.is_empty() && v.capacity() >= n,
+        "a parallel fill wrote {written} of {n} slots"
+    );
+    // SAFETY: the capacity holds `n` slots, and every one of them was initialised (each piece
+    // writes each slot of its part once, and the parts cover `0..n`, as the count just checked
+    // says); `T: Copy` has no drop to run.
+    unsafe { v.set_len(n) };
 }
 
 /// `indices.iter().map(|&i| from[i]).collect()`, written by up to [`threads`] threads, each a
 /// part of the result.
 pub(crate) fn gather<T: Copy + Send + Sync>(from: &[T], indices: &[u32]) -> Vec<T> {
-    let n = indices.len();
-    let parts = threads().min(n / MIN_PIECE).max(1);
-    let Some(&filler) = from.first() else {
-        return indices.iter().map(|&i| from[i as usize]).collect();
-    };
-    if parts <= 1 {
-        return indices.iter().map(|&i| from[i as usize]).collect();
-    }
-    let mut out = vec![filler; n];
-    let chunk = n.div_ceil(parts);
-    std::thread::scope(|scope| {
-        for (part, idx) in out.chunks_mut(chunk).zip(indices.chunks(chunk)) {
-            scope.spawn(move || {
-                for (slot, &i) in part.iter_mut().zip(idx) {
-                    *slot = from[i as usize];
-                }
-            });
-        }
-    });
-    out
+    map_indices(indices.len(), |k| from[indices[k] as usize])
 }
 
 /// Sorts `v` by `key` on up to [`threads`] threads, stably (elements with equal keys keep
@@ -263,9 +275,10 @@ where
             b
         })
         .collect();
-    let mut out = vec![v[0]; n];
-    std::thread::scope(|scope| {
-        let mut rest = out.as_mut_slice();
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    let written: usize = std::thread::scope(|scope| {
+        let mut rest = &mut out.spare_capacity_mut()[..n];
+        let mut merges = Vec::with_capacity(parts);
         for p in 0..parts {
             let sources: Vec<&[T]> = runs
                 .iter()
@@ -276,9 +289,17 @@ where
             let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
             rest = tail;
             let key = &key;
-            scope.spawn(move || merge_into(part, sources, key));
+            merges.push(scope.spawn(move || merge_into(part, sources, key)));
         }
+        merges
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .sum()
     });
+    set_len_written(&mut out, written, n);
     *v = out;
 }
 
@@ -312,17 +333,24 @@ const RUN_SPACING: usize = 4096;
 
 /// About how many runs in order (rising, or falling as a trace's step annotations written last
 /// to first are) `v` is made of by `key`: one, plus two for each stretch that falls.
-fn runs<T, K: Ord>(v: &[T], key: &impl Fn(&T) -> K) -> usize {
-    let mut runs = 1;
-    let mut falling = false;
-    for w in v.windows(2) {
-        let falls = key(&w[0]) > key(&w[1]);
-        if falls && !falling {
-            runs += 2;
+fn runs<T: Sync, K: Ord>(v: &[T], key: &(impl Fn(&T) -> K + Sync)) -> usize {
+    let falls = |i: usize| key(&v[i - 1]) > key(&v[i]);
+    // Counted in pieces, each looking back at the pair before its first one.
+    let stretches: usize = map_ranges(&ranges(v.len()), |r| {
+        let mut falling = r.start >= 2 && falls(r.start - 1);
+        let mut stretches = 0;
+        for i in r.start.max(1)..r.end {
+            let f = falls(i);
+            if f && !falling {
+                stretches += 1;
+            }
+            falling = f;
         }
-        falling = falls;
-    }
-    runs
+        stretches
+    })
+    .into_iter()
+    .sum();
+    1 + 2 * stretches
 }
 
 fn split_sort<T: Send, K: Ord>(v: &mut [T], key: &(impl Fn(&T) -> K + Sync), levels: u32) {
@@ -342,7 +370,13 @@ fn split_sort<T: Send, K: Ord>(v: &mut [T], key: &(impl Fn(&T) -> K + Sync), lev
 /// Merges the sorted `sources` into `out` (as long as all of them together); on equal keys,
 /// the earlier source's element comes first. The heads of the sources wait in a heap, so an
 /// element costs a few comparisons however many sources there are.
-fn merge_into<T: Copy, K: Ord>(out: &mut [T], mut sources: Vec<&[T]>, key: &impl Fn(&T) -> K) {
+/// Returns how many slots of `out` it wrote: all of them, as `sources` hold as many items.
+fn merge_into<T: Copy, K: Ord>(
+    out: &mut [std::mem::MaybeUninit<T>],
+    mut sources: Vec<&[T]>,
+    key: &impl Fn(&T) -> K,
+) -> usize {
+    let mut written = 0;
     use std::cmp::Reverse;
     // The least (key, source) first: on equal keys the earlier source, for stability.
     let mut heads: std::collections::BinaryHeap<Reverse<(K, usize)>> = sources
@@ -357,12 +391,14 @@ fn merge_into<T: Copy, K: Ord>(out: &mut [T], mut sources: Vec<&[T]>, key: &impl
         let Some((&first, rest)) = sources[i].split_first() else {
             continue;
         };
-        *slot = first;
+        slot.write(first);
+        written += 1;
         sources[i] = rest;
         if let Some(next) = rest.first() {
             heads.push(Reverse((key(next), i)));
         }
     }
+    written
 }
 
 #[cfg(test)]

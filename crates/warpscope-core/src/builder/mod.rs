@@ -836,8 +836,9 @@ fn sort_and_shift(
 pub(crate) fn nest(ev: &Events) -> (Vec<u16>, Vec<u32>, u16, u64) {
     let n = ev.len();
     let cuts = top_level_cuts(ev);
+    // Zeros (fresh pages, written by the segments side by side): every entry is set below.
     let mut depth = vec![0u16; n];
-    let mut parent = vec![NO_PARENT; n];
+    let mut parent = vec![0u32; n];
     let mut segments: Vec<(usize, &mut [u16], &mut [u32])> = Vec::with_capacity(cuts.len());
     let (mut depth_rest, mut parent_rest) = (depth.as_mut_slice(), parent.as_mut_slice());
     for w in cuts.windows(2) {
