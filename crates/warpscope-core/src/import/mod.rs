@@ -277,9 +277,13 @@ impl Input<'_> {
 
 /// A file mapped into memory, read only.
 struct MappedFile {
-    map: memmap2::Mmap,
+    map: Arc<memmap2::Mmap>,
     /// Pages below this offset were given back.
     released: AtomicUsize,
+    /// Where ranges of pages to give back are sent, to a thread of their own (started with the
+    /// first): giving back walks the page tables, time the importing thread, which calls
+    /// [`json::WholeText::release`], does not have to spend.
+    releaser: std::sync::OnceLock<Option<std::sync::mpsc::Sender<(usize, usize)>>>,
 }
 
 /// How much of a mapped file is given back at once: each call flushes the page tables of
@@ -298,10 +302,45 @@ impl MappedFile {
         // input (ripgrep, Perfetto's trace processor) takes for the speed.
         let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
         Some(Self {
-            map,
+            map: Arc::new(map),
             released: AtomicUsize::new(0),
+            releaser: std::sync::OnceLock::new(),
         })
     }
+
+    /// The sender to the thread that gives pages back, started on first use; `None` where no
+    /// thread could be started (pages are then given back on the calling thread).
+    fn releaser(&self) -> Option<&std::sync::mpsc::Sender<(usize, usize)>> {
+        self.releaser
+            .get_or_init(|| {
+                let (tx, rx) = std::sync::mpsc::channel::<(usize, usize)>();
+                // The thread holds the mapping: it outlives this handle if it has to, and ends
+                // when the sender is dropped with it.
+                let map = Arc::clone(&self.map);
+                std::thread::Builder::new()
+                    .name("warpscope-release".to_string())
+                    .spawn(move || {
+                        for (from, to) in rx {
+                            give_back(&map, from, to);
+                        }
+                    })
+                    .ok()
+                    .map(|_| tx)
+            })
+            .as_ref()
+    }
+}
+
+/// Drops the process's page-table entries for `map[from..to]` (page aligned).
+#[allow(unsafe_code)]
+fn give_back(map: &memmap2::Mmap, from: usize, to: usize) {
+    // SAFETY: `MADV_DONTNEED` on a read-only private file mapping drops the process's
+    // page-table entries only: the mapping was never written, so there are no private copies
+    // to lose, and a later read of these pages (a block parsed late) reads them from the file
+    // again. An error (a system with bigger pages refuses the alignment) leaves the pages
+    // where they are.
+    let _ =
+        unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from) };
 }
 
 impl json::WholeText for MappedFile {
@@ -311,7 +350,6 @@ impl json::WholeText for MappedFile {
 
     /// Gives back the pages below `end` once a batch of them was parsed, so that what the
     /// process holds of the file is the blocks in flight, not the whole file.
-    #[allow(unsafe_code)]
     fn release(&self, end: usize) {
         const PAGE: usize = 4096;
         let to = end / PAGE * PAGE;
@@ -324,15 +362,12 @@ impl json::WholeText for MappedFile {
         {
             return;
         }
-        // SAFETY: `MADV_DONTNEED` on a read-only private file mapping drops the process's
-        // page-table entries only: the mapping was never written, so there are no private
-        // copies to lose, and a later read of these pages (a block parsed late) reads them from
-        // the file again. An error (a system with bigger pages refuses the alignment) leaves
-        // the pages where they are.
-        let _ = unsafe {
-            self.map
-                .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, to - from)
-        };
+        let sent = self
+            .releaser()
+            .is_some_and(|tx| tx.send((from, to)).is_ok());
+        if !sent {
+            give_back(&self.map, from, to);
+        }
     }
 }
 
