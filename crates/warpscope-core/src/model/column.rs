@@ -84,8 +84,39 @@ impl<T: Copy + PartialEq> OptColumn<T> {
         if !self.has_values() && !other.has_values() {
             return;
         }
-        for row in 0..other_rows {
-            self.push(rows + row, other.get(row));
+        if self.values.is_empty() {
+            for row in 0..other_rows {
+                self.push(rows + row, other.get(row));
+            }
+            return;
+        }
+        // A column with a value per row already: what `push` would do row by row, at once
+        // (which row of `values` an absent row copies does not matter: `get` never reads it).
+        debug_assert_eq!(self.values.len(), rows);
+        if other.values.len() == other_rows {
+            self.values.extend_from_slice(&other.values);
+        } else {
+            let filler = other.same.unwrap_or(self.values[0]);
+            self.values.resize(rows + other_rows, filler);
+        }
+        let (base, shift) = (rows / 64, rows % 64);
+        for (w, &word) in other.present.iter().enumerate() {
+            if word == 0 {
+                continue;
+            }
+            let (low, high) = if shift == 0 {
+                (word, 0)
+            } else {
+                (word << shift, word >> (64 - shift))
+            };
+            let last = base + w + usize::from(high != 0);
+            if self.present.len() <= last {
+                self.present.resize(last + 1, 0);
+            }
+            self.present[base + w] |= low;
+            if high != 0 {
+                self.present[base + w + 1] |= high;
+            }
         }
     }
 
@@ -166,6 +197,36 @@ mod tests {
             let all: Vec<Option<u64>> = first.iter().chain(second).copied().collect();
             for (row, &want) in all.iter().enumerate() {
                 assert_eq!(a.get(row), want, "row {row} of {first:?} + {second:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn append_gives_what_pushing_row_by_row_gives() {
+        // Columns of every kind (empty, one value, a value per row), of lengths around the
+        // 64-row words, appended at every kind of offset.
+        let kinds = |n: usize, seed: u64| -> Vec<Vec<Option<u64>>> {
+            vec![
+                vec![None; n],
+                (0..n).map(|i| (i % 3 != 0).then_some(7)).collect(),
+                (0..n as u64)
+                    .map(|i| (!(i * seed).is_multiple_of(5)).then_some(i * seed % 11))
+                    .collect(),
+            ]
+        };
+        for (a_len, b_len) in [(1, 1), (63, 70), (64, 64), (100, 3), (130, 200)] {
+            for a in kinds(a_len, 7) {
+                for b in kinds(b_len, 13) {
+                    let mut joined = column(&a);
+                    joined.append(a.len(), column(&b), b.len());
+                    let all: Vec<Option<u64>> = a.iter().chain(&b).copied().collect();
+                    let expected = column(&all);
+                    for (row, &value) in all.iter().enumerate() {
+                        assert_eq!(joined.get(row), value, "row {row} of {a_len}+{b_len}");
+                    }
+                    assert_eq!(joined.has_values(), expected.has_values());
+                    assert_eq!(joined.get(all.len()), None);
+                }
             }
         }
     }
