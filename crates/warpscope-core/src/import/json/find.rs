@@ -2,7 +2,8 @@
 //! brackets are mostly a few bytes long, where calling into `memchr` costs more than the search.
 //! These look at the first [`NEAR`] bytes eight at a time in plain integer arithmetic (SWAR)
 //! and hand anything further to `memchr`; the answer is the same as `memchr2`/`memchr3`.
-//! [`printable_ascii`] checks a string's bytes the same way.
+//! [`printable_ascii`] checks a string's bytes the same way, and [`container_end`] finds where
+//! an object or array ends.
 
 /// How far the word-at-a-time search looks before handing over to `memchr`.
 const NEAR: usize = 64;
@@ -62,6 +63,63 @@ pub(crate) fn find3(a: u8, b: u8, c: u8, hay: &[u8]) -> Option<usize> {
         at += 8;
     }
     memchr::memchr3(a, b, c, &hay[at..]).map(|k| at + k)
+}
+
+/// The offset just past the object or array that opens at `hay[0]` (`{` or `[`), honouring
+/// strings and their escapes; `None` if it does not close within `hay`. The same answer as
+/// [`super::split::ValueScanner`] in one pass: each word of eight bytes marks quotes,
+/// backslashes and the container's own brackets at once, and only the marked bytes are looked
+/// at, in order (the other kind of bracket is balanced inside and does not matter).
+pub(crate) fn container_end(hay: &[u8]) -> Option<usize> {
+    let (open, close) = match hay.first()? {
+        b'{' => (b'{', b'}'),
+        b'[' => (b'[', b']'),
+        _ => return None,
+    };
+    let mut depth = 1u32;
+    let mut in_string = false;
+    // A byte escaped by a backslash: skipped wherever it falls.
+    let mut skip_to = 0usize;
+    let mut at = 1;
+    let mut look = |pos: usize, depth: &mut u32, in_string: &mut bool| -> bool {
+        if pos < skip_to {
+            return false;
+        }
+        let b = hay[pos];
+        if *in_string {
+            if b == b'\\' {
+                skip_to = pos + 2;
+            } else if b == b'"' {
+                *in_string = false;
+            }
+        } else if b == b'"' {
+            *in_string = true;
+        } else if b == open {
+            *depth += 1;
+        } else if b == close {
+            *depth -= 1;
+            return *depth == 0;
+        }
+        false
+    };
+    while let Some(word) = word_at(hay, at) {
+        let mut m =
+            matches(word, b'"') | matches(word, b'\\') | matches(word, open) | matches(word, close);
+        while m != 0 {
+            let pos = at + (m.trailing_zeros() / 8) as usize;
+            if look(pos, &mut depth, &mut in_string) {
+                return Some(pos + 1);
+            }
+            m &= m - 1;
+        }
+        at += 8;
+    }
+    for pos in at..hay.len() {
+        if look(pos, &mut depth, &mut in_string) {
+            return Some(pos + 1);
+        }
+    }
+    None
 }
 
 /// True when every byte of `bytes` is printable ASCII (0x20 to 0x7F): a string that is valid
@@ -145,5 +203,49 @@ mod tests {
         let hay = [0x21u8, 0x23, 0x22, 0x23, 0x5C];
         assert_eq!(find2(b'"', b'\\', &hay), Some(2));
         assert_eq!(find2(b'#', b'\\', &[0x22, 0x23]), Some(1));
+    }
+
+    #[test]
+    fn a_container_ends_where_the_value_scanner_says() {
+        // Every short sequence over the bytes that matter (and two that do not), at every
+        // alignment, against the streaming scanner the reader uses.
+        let alphabet = [b'{', b'}', b'[', b']', b'"', b'\\', b'a', b' '];
+        let mut cases: Vec<Vec<u8>> = vec![
+            br#"{"a": "}", "b": [1, {"c": "\\\""}], "d": "\\"}"#.to_vec(),
+            br#"[{"x": "]"}, "[", "\\]"]"#.to_vec(),
+            br#"{"unterminated": "}"#.to_vec(),
+        ];
+        let mut seq = [0usize; 6];
+        loop {
+            for open in [b'{', b'['] {
+                let mut case = vec![open];
+                case.extend(seq.iter().map(|&k| alphabet[k]));
+                cases.push(case);
+            }
+            // The next sequence, as a number in base 8.
+            let mut i = 0;
+            while i < seq.len() && seq[i] == alphabet.len() - 1 {
+                seq[i] = 0;
+                i += 1;
+            }
+            if i == seq.len() {
+                break;
+            }
+            seq[i] += 1;
+        }
+        for case in &cases {
+            for pad in 0..9 {
+                let mut hay = vec![b' '; pad];
+                hay.extend_from_slice(case);
+                hay.extend_from_slice(b"  , \"x\": 1");
+                let expected = super::super::split::ValueScanner::default().feed(&hay, pad);
+                assert_eq!(
+                    container_end(&hay[pad..]).map(|e| pad + e),
+                    expected,
+                    "{:?}",
+                    String::from_utf8_lossy(case)
+                );
+            }
+        }
     }
 }

@@ -2,8 +2,6 @@
 
 use std::borrow::Cow;
 
-use super::split::ValueScanner;
-
 /// A scalar or container found by [`Parser::value`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value<'a> {
@@ -313,10 +311,9 @@ impl<'a> Parser<'a> {
 
     /// Skips an object or array, honouring strings.
     fn skip_container(&mut self) -> Result<(), SyntaxError> {
-        let mut scanner = ValueScanner::default();
-        match scanner.feed(self.buf, self.pos) {
-            Some(end) => {
-                self.pos = end;
+        match super::find::container_end(&self.buf[self.pos..]) {
+            Some(len) => {
+                self.pos += len;
                 Ok(())
             }
             None => {
