@@ -77,11 +77,13 @@ impl ChromeState {
     }
 }
 
-/// An arrow and the key of the flow it belongs to.
+/// An arrow: the key of its flow, and where its start and its end are in the points.
 #[derive(Clone, Copy)]
 struct Arrow {
-    key: (StrId, u64),
-    flow: RawFlow,
+    cat: StrId,
+    id: u64,
+    from: u32,
+    to: u32,
 }
 
 /// The arrows of `points` (in file order), each key chained on its own, by key (those of one
@@ -114,7 +116,7 @@ fn chain(points: &[FlowPoint], leave_out_launches: Option<StrId>) -> Option<Vec<
     };
     if threads <= 1 {
         let lists = sort_out(0, points)?;
-        return Some(by_key(&chain_shard(points, &lists)));
+        return Some(by_key(points, chain_shard(points, &lists)));
     }
     let chunk = points.len().div_ceil(threads);
     let pieces: Vec<Option<Vec<Vec<u32>>>> = std::thread::scope(|scope| {
@@ -140,22 +142,26 @@ fn chain(points: &[FlowPoint], leave_out_launches: Option<StrId>) -> Option<Vec<
             .collect();
         handles.into_iter().map(join).collect()
     });
-    Some(by_key(&parts.concat()))
+    Some(by_key(points, parts.concat()))
 }
 
-/// The flows of `arrows` by key, those of one key in the order they come in (a thread chains
-/// all the arrows of a key, in file order).
-fn by_key(arrows: &[Arrow]) -> Vec<RawFlow> {
-    let mut order: Vec<(StrId, u64, u32)> = arrows
+/// The flows of `arrows` by key, those of one key in the order they were chained: the order
+/// of their ends (an arrow ends on the point being read, or on an `f` read before its start
+/// that no arrow of the key has ended on since, so never before an earlier arrow's end).
+fn by_key(points: &[FlowPoint], mut arrows: Vec<Arrow>) -> Vec<RawFlow> {
+    // An end is the end of one arrow only: the key tells every arrow apart.
+    crate::parallel::sort_unique_by_key(&mut arrows, |a| (a.cat, a.id, a.to));
+    arrows
         .iter()
-        .enumerate()
-        .map(|(n, a)| (a.key.0, a.key.1, u32::try_from(n).unwrap_or(NONE)))
-        .collect();
-    // The place in `arrows` tells every entry apart: any sort gives the one order.
-    crate::parallel::sort_unique_by_key(&mut order, |&entry| entry);
-    order
-        .iter()
-        .map(|&(_, _, n)| arrows[n as usize].flow)
+        .map(|a| {
+            let (from, to) = (&points[a.from as usize], &points[a.to as usize]);
+            RawFlow {
+                from: from.at,
+                to: to.at,
+                to_enclosing: to.enclosing,
+                kind: to.kind,
+            }
+        })
         .collect()
 }
 
@@ -174,20 +180,14 @@ fn chain_shard(points: &[FlowPoint], lists: &[Vec<u32>]) -> Vec<Arrow> {
     let mut chains: FxHashMap<(StrId, u64), Chain> = FxHashMap::default();
     chains.reserve(count / 2);
     let mut out = Vec::with_capacity(count / 2);
-    let arrow = |from: u32, to: u32| {
-        let (from, to) = (&points[from as usize], &points[to as usize]);
-        Arrow {
-            key: to.key,
-            flow: RawFlow {
-                from: from.at,
-                to: to.at,
-                to_enclosing: to.enclosing,
-                kind: to.kind,
-            },
-        }
-    };
     for &i in lists.iter().flatten() {
         let p = &points[i as usize];
+        let arrow = |from: u32, to: u32| Arrow {
+            cat: p.key.0,
+            id: p.key.1,
+            from,
+            to,
+        };
         let ph = p.ph;
         let c = chains.entry(p.key).or_insert(Chain {
             from: NONE,
