@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::overlap_or_all;
-use crate::model::{EventKind, FlowKind, NO_PARENT, Profile, Track};
+use crate::model::{EventKind, EventRef, Flow, FlowKind, NO_PARENT, Profile, Track};
 use crate::strings::StrId;
 use crate::time::TimeRange;
 
@@ -62,8 +62,6 @@ impl OpSums {
 /// Framework operators (`cpu_op`) by name, with CPU self/total time and the GPU time of the work
 /// they launched.
 pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
-    // The GPU time of each launch, on the track of the CPU event that launched it: (index of
-    // that event, GPU time), in flow order.
     // Only tracks with operators have rows (an Nsight Systems or nvprof profile has none).
     let has_ops: Vec<bool> = profile
         .tracks
@@ -73,34 +71,27 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
     if !has_ops.contains(&true) {
         return Vec::new();
     }
-    let mut launches: Vec<Vec<(u32, i64)>> = vec![Vec::new(); profile.tracks.len()];
-    for flow in profile
-        .flows
-        .iter()
-        .filter(|f| f.kind == FlowKind::Launch && has_ops[f.from.track as usize])
-    {
-        let gpu = &profile.tracks[flow.to.track as usize].events;
-        let gi = flow.to.index as usize;
-        if !gpu.kind[gi].is_gpu_activity() {
-            continue;
+    let ids: Vec<usize> = (0..profile.tracks.len()).filter(|&i| has_ops[i]).collect();
+    let tracks: Vec<&Track> = ids.iter().map(|&i| &profile.tracks[i]).collect();
+    // Flows sorted by where they start (as the builder leaves them): each piece reads the
+    // launches that start in it on its own thread. Otherwise they are sorted out by track
+    // first, on this thread.
+    let flows = &profile.flows;
+    let by_start = flows.is_sorted_by_key(|f| f.from);
+    let mut launches: Vec<Launches> = vec![Vec::new(); if by_start { 0 } else { ids.len() }];
+    if !by_start {
+        let mut op_track = vec![usize::MAX; profile.tracks.len()];
+        for (n, &i) in ids.iter().enumerate() {
+            op_track[i] = n;
         }
-        let Some(gpu_dur_ns) = overlap_or_all(&range, gpu.start_ns[gi], gpu.dur_ns[gi]) else {
-            continue;
-        };
-        launches[flow.from.track as usize].push((flow.from.index, gpu_dur_ns));
-    }
-    let (tracks, mut launches): (Vec<&Track>, Vec<Launches>) = profile
-        .tracks
-        .iter()
-        .zip(launches)
-        .zip(&has_ops)
-        .filter(|(_, has)| **has)
-        .map(|(job, _)| job)
-        .unzip();
-    // A piece finds its launches by where they are on the track.
-    for l in &mut launches {
-        if !l.is_sorted_by_key(|&(from, _)| from) {
-            l.sort_unstable_by_key(|&(from, _)| from);
+        for (track, index, gpu_ns) in launch_times(profile, flows, &has_ops, range) {
+            launches[op_track[track as usize]].push((index, gpu_ns));
+        }
+        // A piece finds its launches by where they are on the track.
+        for l in &mut launches {
+            if !l.is_sorted_by_key(|&(from, _)| from) {
+                l.sort_unstable_by_key(|&(from, _)| from);
+            }
         }
     }
     let work = || {
@@ -109,6 +100,18 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
             &mut jobs,
             |(_, span)| span.len(),
             |(t, span)| {
+                if by_start {
+                    let at = |index: usize| EventRef {
+                        track: u32::try_from(ids[*t]).unwrap_or(u32::MAX),
+                        index: u32::try_from(index).unwrap_or(u32::MAX),
+                    };
+                    let first = flows.partition_point(|f| f.from < at(span.start));
+                    let end = flows.partition_point(|f| f.from < at(span.end));
+                    let mine: Launches = launch_times(profile, &flows[first..end], &has_ops, range)
+                        .map(|(_, index, gpu_ns)| (index, gpu_ns))
+                        .collect();
+                    return span_ops(tracks[*t], span.clone(), &mine, range);
+                }
                 let l = &launches[*t];
                 let first = l.partition_point(|&(from, _)| (from as usize) < span.start);
                 let end = l.partition_point(|&(from, _)| (from as usize) < span.end);
@@ -142,6 +145,28 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
         .collect();
     super::by_total_then_name(&mut rows, |r| (r.total_ns, &r.name));
     rows
+}
+
+/// The (track, event, GPU time) of the launch flows among `flows` that start on a track with
+/// operators (`has_ops`) and end on GPU work that touches `range` (the GPU time within it).
+fn launch_times<'a>(
+    profile: &'a Profile,
+    flows: &'a [Flow],
+    has_ops: &'a [bool],
+    range: TimeRange,
+) -> impl Iterator<Item = (u32, u32, i64)> + 'a {
+    flows
+        .iter()
+        .filter(|f| f.kind == FlowKind::Launch && has_ops[f.from.track as usize])
+        .filter_map(move |flow| {
+            let gpu = &profile.tracks[flow.to.track as usize].events;
+            let gi = flow.to.index as usize;
+            if !gpu.kind[gi].is_gpu_activity() {
+                return None;
+            }
+            let gpu_dur_ns = overlap_or_all(&range, gpu.start_ns[gi], gpu.dur_ns[gi])?;
+            Some((flow.from.track, flow.from.index, gpu_dur_ns))
+        })
 }
 
 /// Pieces of the operator tracks for [`span_ops`]: (track, range of its events), cut only
@@ -477,14 +502,17 @@ mod tests {
                 assert!(pieces[0].1.end > 40 * 5, "{:?}", pieces[0]);
             }
         }
+        // Flows not sorted by where they start (a profile not made by the builder) are sorted
+        // out by track first: the same table.
+        let mut reversed = long_thread();
+        reversed.flows.reverse();
         for range in [TimeRange::ALL, TimeRange::new(35_500, 80_200)] {
             let one = with_threads(1, || cpu_ops(&p, range));
-            for threads in [2, 16] {
-                assert_eq!(
-                    with_threads(threads, || cpu_ops(&p, range)),
-                    one,
-                    "{range:?}"
-                );
+            for threads in [1, 2, 16] {
+                let got = with_threads(threads, || cpu_ops(&p, range));
+                assert_eq!(got, one, "{range:?}");
+                let got = with_threads(threads, || cpu_ops(&reversed, range));
+                assert_eq!(got, one, "reversed flows, {range:?}");
             }
         }
         let all = cpu_ops(&p, TimeRange::ALL);
