@@ -9,6 +9,7 @@ pub mod fleet;
 pub mod insight;
 mod ops;
 pub mod range_index;
+mod spread;
 mod summary;
 
 pub use compare::{CompareError, Comparison, MergeError, RunLabel, compare_runs, merge_ranks};
@@ -264,19 +265,26 @@ pub fn gpu_activities(profile: &Profile, range: TimeRange) -> Vec<ActivityRow> {
     if let Some(rows) = recorded_activities(profile) {
         return rows;
     }
-    let mut groups: FxHashMap<ActivityKey, Durations> = FxHashMap::default();
-    for track in profile.tracks.iter().filter(|t| t.key.is_gpu()) {
-        let ev = &track.events;
-        for i in track.candidates(&range) {
-            let Some(key) = ActivityKey::of(profile, track, i) else {
-                continue;
-            };
-            let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) else {
-                continue;
-            };
-            groups.entry(key).or_default().push(d);
-        }
-    }
+    let pieces = spread::over_pieces(
+        profile,
+        range,
+        |t| t.key.is_gpu(),
+        |track, events| {
+            let ev = &track.events;
+            let mut groups: FxHashMap<ActivityKey, Durations> = FxHashMap::default();
+            for i in events {
+                let Some(key) = ActivityKey::of(profile, track, i) else {
+                    continue;
+                };
+                let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) else {
+                    continue;
+                };
+                groups.entry(key).or_default().push(d);
+            }
+            groups
+        },
+    );
+    let groups = join_groups(pieces, Durations::append);
     let mut rows: Vec<ActivityRow> = groups
         .into_iter()
         .map(|(key, mut durations)| {
@@ -395,10 +403,47 @@ pub struct CopyRow {
 
 /// Copies, sets and unified-memory transfers grouped by kind, with bytes and bandwidth.
 pub fn copies_by_kind(profile: &Profile, range: TimeRange) -> Vec<CopyRow> {
+    let pieces = spread::over_pieces(
+        profile,
+        range,
+        |t| t.key.is_gpu(),
+        |track, events| copy_sums(profile, track, events, range),
+    );
+    let groups = join_groups(pieces, |a: &mut (u64, u64, i64), b| {
+        a.0 += b.0;
+        a.1 = a.1.saturating_add(b.1);
+        a.2 = a.2.saturating_add(b.2);
+    });
+    let mut rows: Vec<CopyRow> = groups
+        .into_iter()
+        .map(|(kind, (calls, bytes, total_ns))| CopyRow {
+            kind: kind.as_str().to_string(),
+            calls,
+            bytes,
+            total_ns,
+            gbps: gbps(bytes, total_ns),
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.total_ns
+            .cmp(&a.total_ns)
+            .then_with(|| a.kind.cmp(&b.kind))
+    });
+    rows
+}
+
+/// The (count, bytes, summed time) of the copies, sets and unified-memory transfers among
+/// `events` of a GPU track, by kind.
+fn copy_sums(
+    profile: &Profile,
+    track: &Track,
+    events: std::ops::Range<usize>,
+    range: TimeRange,
+) -> FxHashMap<CopyKind, (u64, u64, i64)> {
     let mut groups: FxHashMap<CopyKind, (u64, u64, i64)> = FxHashMap::default();
-    for track in profile.tracks.iter().filter(|t| t.key.is_gpu()) {
+    {
         let ev = &track.events;
-        for i in track.candidates(&range) {
+        for i in events {
             if !matches!(
                 ev.kind[i],
                 EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory
@@ -422,22 +467,28 @@ pub fn copies_by_kind(profile: &Profile, range: TimeRange) -> Vec<CopyRow> {
             g.2 = g.2.saturating_add(d);
         }
     }
-    let mut rows: Vec<CopyRow> = groups
-        .into_iter()
-        .map(|(kind, (calls, bytes, total_ns))| CopyRow {
-            kind: kind.as_str().to_string(),
-            calls,
-            bytes,
-            total_ns,
-            gbps: gbps(bytes, total_ns),
-        })
-        .collect();
-    rows.sort_by(|a, b| {
-        b.total_ns
-            .cmp(&a.total_ns)
-            .then_with(|| a.kind.cmp(&b.kind))
-    });
-    rows
+    groups
+}
+
+/// The maps of `pieces` joined into one, the values of a key joined by `join` (in piece order;
+/// the tables' sums do not depend on it).
+fn join_groups<K: std::hash::Hash + Eq, V>(
+    pieces: Vec<FxHashMap<K, V>>,
+    join: impl Fn(&mut V, V),
+) -> FxHashMap<K, V> {
+    let mut pieces = pieces.into_iter();
+    let mut all = pieces.next().unwrap_or_default();
+    for piece in pieces {
+        for (key, value) in piece {
+            match all.entry(key) {
+                std::collections::hash_map::Entry::Occupied(mut e) => join(e.get_mut(), value),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(value);
+                }
+            }
+        }
+    }
+    all
 }
 
 /// Bytes per nanosecond is GB/s.
@@ -496,18 +547,25 @@ pub fn api_calls(profile: &Profile, range: TimeRange) -> Vec<ApiRow> {
             })
             .collect();
     }
-    let mut groups: FxHashMap<(StrId, EventKind), Durations> = FxHashMap::default();
-    for track in profile.tracks.iter().filter(|t| !t.key.is_gpu()) {
-        let ev = &track.events;
-        for i in track.candidates(&range) {
-            if !ev.kind[i].is_api() {
-                continue;
+    let pieces = spread::over_pieces(
+        profile,
+        range,
+        |t| !t.key.is_gpu(),
+        |track, events| {
+            let ev = &track.events;
+            let mut groups: FxHashMap<(StrId, EventKind), Durations> = FxHashMap::default();
+            for i in events {
+                if !ev.kind[i].is_api() {
+                    continue;
+                }
+                if let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) {
+                    groups.entry((ev.name[i], ev.kind[i])).or_default().push(d);
+                }
             }
-            if let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) {
-                groups.entry((ev.name[i], ev.kind[i])).or_default().push(d);
-            }
-        }
-    }
+            groups
+        },
+    );
+    let groups = join_groups(pieces, Durations::append);
     // Names differing only by version suffix are one function.
     let mut merged: FxHashMap<(String, EventKind), Durations> = FxHashMap::default();
     for ((name, kind), durations) in groups {

@@ -1,13 +1,16 @@
 //! The CPU-operators table: framework operators (`cpu_op`) by name, with their CPU self and
-//! total time and the GPU time of the work they launched. Each CPU track is worked out on its
-//! own, on all cores ([`crate::parallel::threads`]), with one value per event in plain vectors
-//! rather than maps keyed by event.
+//! total time and the GPU time of the work they launched. The CPU tracks are worked out in
+//! pieces of whole nests of events ([`op_pieces`]), on all cores
+//! ([`crate::parallel::threads`]), with one value per event in plain vectors rather than maps
+//! keyed by event.
+
+use std::ops::Range;
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::overlap_or_all;
-use crate::model::{EventKind, FlowKind, NO_PARENT, Profile, Track};
+use crate::model::{EventKind, EventRef, Flow, FlowKind, NO_PARENT, Profile, Track};
 use crate::strings::StrId;
 use crate::time::TimeRange;
 
@@ -30,12 +33,8 @@ pub struct OpRow {
     pub gpu_self_ns: i64,
 }
 
-/// Below this many events, the tracks are worked out on the calling thread.
-#[cfg(not(test))]
-const SMALL_PROFILE_EVENTS: usize = 1 << 16;
-/// Unit tests work out tiny profiles on several threads too.
-#[cfg(test)]
-const SMALL_PROFILE_EVENTS: usize = 2;
+/// The (launching event, GPU time) of the launch flows that start on a track.
+type Launches = Vec<(u32, i64)>;
 
 /// The sums of one operator name, on one track or on all.
 #[derive(Clone, Copy, Debug, Default)]
@@ -63,8 +62,6 @@ impl OpSums {
 /// Framework operators (`cpu_op`) by name, with CPU self/total time and the GPU time of the work
 /// they launched.
 pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
-    // The GPU time of each launch, on the track of the CPU event that launched it: (index of
-    // that event, GPU time), in flow order.
     // Only tracks with operators have rows (an Nsight Systems or nvprof profile has none).
     let has_ops: Vec<bool> = profile
         .tracks
@@ -74,40 +71,57 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
     if !has_ops.contains(&true) {
         return Vec::new();
     }
-    let mut launches: Vec<Vec<(u32, i64)>> = vec![Vec::new(); profile.tracks.len()];
-    for flow in profile
-        .flows
-        .iter()
-        .filter(|f| f.kind == FlowKind::Launch && has_ops[f.from.track as usize])
-    {
-        let gpu = &profile.tracks[flow.to.track as usize].events;
-        let gi = flow.to.index as usize;
-        if !gpu.kind[gi].is_gpu_activity() {
-            continue;
+    let ids: Vec<usize> = (0..profile.tracks.len()).filter(|&i| has_ops[i]).collect();
+    let tracks: Vec<&Track> = ids.iter().map(|&i| &profile.tracks[i]).collect();
+    // Flows sorted by where they start (as the builder leaves them): each piece reads the
+    // launches that start in it on its own thread. Otherwise they are sorted out by track
+    // first, on this thread.
+    let flows = &profile.flows;
+    let by_start = flows.is_sorted_by_key(|f| f.from);
+    let mut launches: Vec<Launches> = vec![Vec::new(); if by_start { 0 } else { ids.len() }];
+    if !by_start {
+        let mut op_track = vec![usize::MAX; profile.tracks.len()];
+        for (n, &i) in ids.iter().enumerate() {
+            op_track[i] = n;
         }
-        let Some(gpu_dur_ns) = overlap_or_all(&range, gpu.start_ns[gi], gpu.dur_ns[gi]) else {
-            continue;
-        };
-        launches[flow.from.track as usize].push((flow.from.index, gpu_dur_ns));
+        for (track, index, gpu_ns) in launch_times(profile, flows, &has_ops, range) {
+            launches[op_track[track as usize]].push((index, gpu_ns));
+        }
+        // A piece finds its launches by where they are on the track.
+        for l in &mut launches {
+            if !l.is_sorted_by_key(|&(from, _)| from) {
+                l.sort_unstable_by_key(|&(from, _)| from);
+            }
+        }
     }
-    let mut jobs: Vec<(&Track, Vec<(u32, i64)>)> = profile
-        .tracks
-        .iter()
-        .zip(launches)
-        .zip(&has_ops)
-        .filter(|(_, has)| **has)
-        .map(|(job, _)| job)
-        .collect();
-    let mut work = || {
+    let work = || {
+        let mut jobs: Vec<(usize, Range<usize>)> = op_pieces(&tracks);
         crate::parallel::map_mut(
             &mut jobs,
-            |(track, _)| track.events.len(),
-            |(track, launches)| track_ops(track, launches, range),
+            |(_, span)| span.len(),
+            |(t, span)| {
+                if by_start {
+                    let at = |index: usize| EventRef {
+                        track: u32::try_from(ids[*t]).unwrap_or(u32::MAX),
+                        index: u32::try_from(index).unwrap_or(u32::MAX),
+                    };
+                    let first = flows.partition_point(|f| f.from < at(span.start));
+                    let end = flows.partition_point(|f| f.from < at(span.end));
+                    let mine: Launches = launch_times(profile, &flows[first..end], &has_ops, range)
+                        .map(|(_, index, gpu_ns)| (index, gpu_ns))
+                        .collect();
+                    return span_ops(tracks[*t], span.clone(), &mine, range);
+                }
+                let l = &launches[*t];
+                let first = l.partition_point(|&(from, _)| (from as usize) < span.start);
+                let end = l.partition_point(|&(from, _)| (from as usize) < span.end);
+                span_ops(tracks[*t], span.clone(), &l[first..end], range)
+            },
         )
     };
     // A small profile is not worth starting threads for (the viewer asks again for every
     // range dragged on its timeline).
-    let per_track = if profile.event_count() < SMALL_PROFILE_EVENTS {
+    let per_track = if profile.event_count() < super::spread::SMALL_PROFILE_EVENTS {
         crate::parallel::with_threads(1, work)
     } else {
         work()
@@ -133,17 +147,95 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
     rows
 }
 
-/// The operators of one CPU track by name; `launches` are the (launching event, GPU time) of
-/// the launch flows that start on the track.
+/// The (track, event, GPU time) of the launch flows among `flows` that start on a track with
+/// operators (`has_ops`) and end on GPU work that touches `range` (the GPU time within it).
+fn launch_times<'a>(
+    profile: &'a Profile,
+    flows: &'a [Flow],
+    has_ops: &'a [bool],
+    range: TimeRange,
+) -> impl Iterator<Item = (u32, u32, i64)> + 'a {
+    flows
+        .iter()
+        .filter(|f| f.kind == FlowKind::Launch && has_ops[f.from.track as usize])
+        .filter_map(move |flow| {
+            let gpu = &profile.tracks[flow.to.track as usize].events;
+            let gi = flow.to.index as usize;
+            if !gpu.kind[gi].is_gpu_activity() {
+                return None;
+            }
+            let gpu_dur_ns = overlap_or_all(&range, gpu.start_ns[gi], gpu.dur_ns[gi])?;
+            Some((flow.from.track, flow.from.index, gpu_dur_ns))
+        })
+}
+
+/// Pieces of the operator tracks for [`span_ops`]: (track, range of its events), cut only
+/// where no event after the cut has its parent before it, so that every event of a piece has
+/// its parent (if any) in the piece and nothing nested in a piece's event is outside it. The
+/// cuts are looked for near those [`crate::parallel::pieces`] makes, on all threads: each
+/// piece takes the first place in its part of the track where the lowest parent of all the
+/// events from there on is not before it (a nesting by stack cuts at every top-level event).
+fn op_pieces(tracks: &[&Track]) -> Vec<(usize, Range<usize>)> {
+    let lens: Vec<usize> = tracks.iter().map(|t| t.events.len()).collect();
+    let mut parts = crate::parallel::pieces(&lens);
+    // Each part: its lowest parent, and the first place where the lowest parent of the part's
+    // events from there on is not before it (no later place is allowed if that one is not:
+    // the lowest parent of all the events from a place on only falls as the place goes back).
+    let found = crate::parallel::map_mut(
+        &mut parts,
+        |(_, r)| r.len(),
+        |(t, r)| {
+            let parents = &tracks[*t].events.parent[r.clone()];
+            let mut lowest = NO_PARENT;
+            let mut first = None;
+            for (b, &p) in (r.start..r.end).zip(parents).rev() {
+                lowest = lowest.min(p);
+                if lowest as usize >= b {
+                    first = Some(b);
+                }
+            }
+            (lowest, first)
+        },
+    );
+    // The lowest parent of the parts after each on its track decides whether the cut stands.
+    let mut pieces: Vec<(usize, Range<usize>)> = Vec::new();
+    let mut after = NO_PARENT;
+    for (j, ((t, _), &(lowest, first))) in parts.iter().zip(&found).enumerate().rev() {
+        if j + 1 < parts.len() && parts[j + 1].0 != *t {
+            after = NO_PARENT;
+        }
+        if let Some(cut) = first.filter(|&b| after as usize >= b) {
+            let end = match pieces.last() {
+                Some((last_t, last)) if last_t == t => last.start,
+                _ => lens[*t],
+            };
+            pieces.push((*t, cut..end));
+        }
+        after = after.min(lowest);
+    }
+    pieces.reverse();
+    pieces
+}
+
+/// The operators of events `span` of a CPU track by name, the events nested in them all in the
+/// span ([`op_pieces`]); `launches` are the (launching event, GPU time) of the launch flows
+/// that start in the span.
 ///
 /// One pass from the last event to the first: an event's parent comes before it (events are
 /// sorted by start, longer first), so when the pass reaches an event, everything nested in it
 /// has been added to it, and it adds itself to its parent. GPU time enters at the parent of
 /// the launching event; it goes up to every op above (`gpu_incl_ns`) and, for `gpu_self_only_ns`, up to
 /// the first op only.
-fn track_ops(track: &Track, launches: &[(u32, i64)], range: TimeRange) -> FxHashMap<StrId, OpSums> {
+fn span_ops(
+    track: &Track,
+    span: Range<usize>,
+    launches: &[(u32, i64)],
+    range: TimeRange,
+) -> FxHashMap<StrId, OpSums> {
     let ev = &track.events;
-    let n = ev.len();
+    // Per-event values are kept for the span only: event `i` at `i - first`.
+    let first = span.start;
+    let n = span.len();
     let (mut gpu_incl_ns, mut gpu_self_only_ns) = if launches.is_empty() {
         (Vec::new(), Vec::new())
     } else {
@@ -152,7 +244,7 @@ fn track_ops(track: &Track, launches: &[(u32, i64)], range: TimeRange) -> FxHash
     for &(from, gpu_dur_ns) in launches {
         let p = ev.parent[from as usize];
         if p != NO_PARENT {
-            let p = p as usize;
+            let p = p as usize - first;
             gpu_incl_ns[p] = gpu_incl_ns[p].saturating_add(gpu_dur_ns);
             gpu_self_only_ns[p] = gpu_self_only_ns[p].saturating_add(gpu_dur_ns);
         }
@@ -161,37 +253,42 @@ fn track_ops(track: &Track, launches: &[(u32, i64)], range: TimeRange) -> FxHash
     // its parent.
     let mut child_ns = written_zeros(n);
     let mut groups: FxHashMap<StrId, OpSums> = FxHashMap::default();
-    for i in (0..n).rev() {
+    for i in span.rev() {
+        let at = i - first;
         let is_op = ev.kind[i] == EventKind::CpuOp;
         if is_op && let Some(in_range_ns) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) {
             let row = groups.entry(ev.name[i]).or_default();
             row.calls += 1;
             row.total_ns = row.total_ns.saturating_add(in_range_ns);
             let own_ns = ev.dur_ns[i]
-                .saturating_sub(child_ns[i])
+                .saturating_sub(child_ns[at])
                 .clamp(0, in_range_ns);
             row.self_ns = row.self_ns.saturating_add(own_ns);
             row.gpu_ns = row
                 .gpu_ns
-                .saturating_add(gpu_incl_ns.get(i).copied().unwrap_or(0));
+                .saturating_add(gpu_incl_ns.get(at).copied().unwrap_or(0));
             row.gpu_self_ns = row
                 .gpu_self_ns
-                .saturating_add(gpu_self_only_ns.get(i).copied().unwrap_or(0));
+                .saturating_add(gpu_self_only_ns.get(at).copied().unwrap_or(0));
         }
         let p = ev.parent[i];
         if p == NO_PARENT {
             continue;
         }
         let p = p as usize;
-        debug_assert!(p < i, "a parent comes before its children");
+        debug_assert!(
+            p < i && p >= first,
+            "a parent comes before its children, in the span"
+        );
+        let pa = p - first;
         if ev.kind[p] == EventKind::CpuOp {
             let child_dur_ns = (ev.end_ns(i).min(ev.end_ns(p)) - ev.start_ns[i]).max(0);
-            child_ns[p] = child_ns[p].saturating_add(child_dur_ns);
+            child_ns[pa] = child_ns[pa].saturating_add(child_dur_ns);
         }
         if !gpu_incl_ns.is_empty() {
-            gpu_incl_ns[p] = gpu_incl_ns[p].saturating_add(gpu_incl_ns[i]);
+            gpu_incl_ns[pa] = gpu_incl_ns[pa].saturating_add(gpu_incl_ns[at]);
             if !is_op {
-                gpu_self_only_ns[p] = gpu_self_only_ns[p].saturating_add(gpu_self_only_ns[i]);
+                gpu_self_only_ns[pa] = gpu_self_only_ns[pa].saturating_add(gpu_self_only_ns[at]);
             }
         }
     }
@@ -330,5 +427,105 @@ mod tests {
         // The annotation is no op: its 90 ns count as nested time, its launch as the op's own.
         assert_eq!((rows[0].self_ns, rows[0].total_ns), (10, 100));
         assert_eq!((rows[0].gpu_ns, rows[0].gpu_self_ns), (40, 40));
+    }
+
+    /// One CPU thread of 120 steps [1000 k, 1000 k + 900): `op` [+10, +400) around `inner`
+    /// [+20, +100) around a launch at +30 of a kernel lasting 10 + k % 7 ns, and `tail`
+    /// [+390, +450) sticking out of `op`; and an `epoch` op over the first 40 steps, so that
+    /// no cut can fall inside it.
+    fn long_thread() -> Profile {
+        let mut b = ProfileBuilder::new("ops.json".into(), Format::ChromeJson);
+        let gpu = b.track(TrackKey::Gpu {
+            device: 0,
+            context: 1,
+            stream: 7,
+            lane: GpuLane::Work,
+        });
+        let t = b.track(TrackKey::Thread {
+            pid: TraceId::Int(1),
+            tid: TraceId::Int(1),
+        });
+        let [step, epoch, op, inner, tail, launch, kernel] = [
+            "step",
+            "epoch",
+            "op",
+            "inner",
+            "tail",
+            "cudaLaunchKernel",
+            "k",
+        ]
+        .map(|n| b.intern(n));
+        b.push(t, 0, 40_000, epoch, EventKind::CpuOp);
+        for k in 0..120i64 {
+            let at = k * 1000;
+            b.push(t, at, 900, step, EventKind::UserAnnotation);
+            b.push(t, at + 10, 390, op, EventKind::CpuOp);
+            b.push(t, at + 20, 80, inner, EventKind::CpuOp);
+            b.push(t, at + 390, 60, tail, EventKind::CpuOp);
+            let corr = u64::try_from(k).unwrap_or(0) + 1;
+            let api = ApiInfo {
+                correlation: Some(corr),
+                ..ApiInfo::default()
+            };
+            b.push_api(t, at + 30, 5, launch, EventKind::Runtime, api, 0);
+            let info = KernelInfo {
+                correlation: Some(corr),
+                ..KernelInfo::default()
+            };
+            b.push_kernel(gpu, at + 40, 10 + k % 7, kernel, info, 0);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn pieces_hold_whole_nests_and_give_the_one_thread_table() {
+        let p = long_thread();
+        let cpu: Vec<&Track> = p.tracks.iter().filter(|t| !t.key.is_gpu()).collect();
+        let n = cpu[0].events.len();
+        for threads in [1, 2, 16] {
+            let pieces = with_threads(threads, || op_pieces(&cpu));
+            // The pieces cover the track in order, and every parent is in its child's piece.
+            assert_eq!(pieces.first().map(|(_, r)| r.start), Some(0));
+            assert_eq!(pieces.last().map(|(_, r)| r.end), Some(n));
+            for w in pieces.windows(2) {
+                assert_eq!(w[0].1.end, w[1].1.start, "{threads} threads");
+            }
+            for (_, r) in &pieces {
+                for i in r.clone() {
+                    let parent = cpu[0].events.parent[i];
+                    assert!(parent == NO_PARENT || r.contains(&(parent as usize)));
+                }
+            }
+            if threads > 1 {
+                assert!(pieces.len() > 2, "{threads} threads cut the track");
+                // No cut inside the epoch: its 40 steps come first, whole.
+                assert!(pieces[0].1.end > 40 * 5, "{:?}", pieces[0]);
+            }
+        }
+        // Flows not sorted by where they start (a profile not made by the builder) are sorted
+        // out by track first: the same table.
+        let mut reversed = long_thread();
+        reversed.flows.reverse();
+        for range in [TimeRange::ALL, TimeRange::new(35_500, 80_200)] {
+            let one = with_threads(1, || cpu_ops(&p, range));
+            for threads in [1, 2, 16] {
+                let got = with_threads(threads, || cpu_ops(&p, range));
+                assert_eq!(got, one, "{range:?}");
+                let got = with_threads(threads, || cpu_ops(&reversed, range));
+                assert_eq!(got, one, "reversed flows, {range:?}");
+            }
+        }
+        let all = cpu_ops(&p, TimeRange::ALL);
+        let row = |name: &str| all.iter().find(|r| r.name == name).cloned();
+        // Every kernel is under `inner` (GPU self time) and `op` (GPU time); the first 40 also
+        // under `epoch`. Kernels last 10 + k % 7 ns.
+        let gpu_ns: i64 = (0..120).map(|k| 10 + k % 7).sum();
+        let first_40: i64 = (0..40).map(|k| 10 + k % 7).sum();
+        let inner_row = row("inner").expect("inner");
+        assert_eq!((inner_row.calls, inner_row.gpu_self_ns), (120, gpu_ns));
+        assert_eq!(row("op").expect("op").gpu_ns, gpu_ns);
+        assert_eq!(row("epoch").expect("epoch").gpu_ns, first_40);
+        // `op`'s self time: 390 minus `inner` (80) minus the 10 ns of `tail` inside it.
+        assert_eq!(row("op").expect("op").self_ns, 120 * 300);
     }
 }

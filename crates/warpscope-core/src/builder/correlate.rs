@@ -311,9 +311,14 @@ impl CorrelationIndex {
             directory[usize::try_from(page - first_page).unwrap_or(0)] =
                 u32::try_from(n).unwrap_or(NO_PAGE);
         }
-        let slots: Vec<AtomicU32> = (0..stats.pages.len() << PAGE_BITS)
-            .map(|_| AtomicU32::new(0))
-            .collect();
+        // Zeroed by the allocator (fresh pages from the system) rather than slot by slot on
+        // this thread (up to 64 bytes per call: 11 ms for the 1.4 GB trace); each page is then
+        // first written in order, on all threads (the fill below would fault them in at random,
+        // which costs twice as much).
+        let len = stats.pages.len() << PAGE_BITS;
+        let slots: Vec<AtomicU32> = bytemuck::allocation::try_zeroed_vec(len)
+            .unwrap_or_else(|()| (0..len).map(|_| AtomicU32::new(0)).collect());
+        touch_pages(&slots);
         let slot = |corr: u64| -> &AtomicU32 {
             let page = directory[usize::try_from((corr >> PAGE_BITS) - first_page).unwrap_or(0)];
             let offset = corr & ((1 << PAGE_BITS) - 1);
@@ -406,6 +411,31 @@ impl CorrelationIndex {
             Self::Map(map) => map.get(&(scope, corr)).map(|&(_, at)| at),
         }
     }
+}
+
+/// Writes a zero into every memory page of `slots` (zeros already), in order; from 4 MiB on,
+/// the slots cut into one part per thread ([`crate::parallel::threads`]).
+fn touch_pages(slots: &[AtomicU32]) {
+    const PER_PAGE: usize = 4096 / std::mem::size_of::<AtomicU32>();
+    let parts = if slots.len() < 1 << 20 {
+        1
+    } else {
+        crate::parallel::threads().max(1)
+    };
+    let touch = |part: &[AtomicU32]| {
+        for s in part.iter().step_by(PER_PAGE) {
+            s.store(0, Ordering::Relaxed);
+        }
+    };
+    if parts <= 1 {
+        touch(slots);
+        return;
+    }
+    std::thread::scope(|scope| {
+        for part in slots.chunks(slots.len().div_ceil(parts)) {
+            scope.spawn(move || touch(part));
+        }
+    });
 }
 
 #[cfg(test)]
@@ -501,6 +531,19 @@ mod tests {
             let at = index.get(0, 4).expect("id 4 has a call");
             assert_eq!((at.track, at.index), (0, 1000));
             assert_eq!(index.get(0, 999_999), None);
+        }
+    }
+
+    #[test]
+    fn slots_zeroed_by_the_allocator_and_touched_on_several_threads_are_all_zero() {
+        for len in [0, 5_000, (1 << 20) + 4_097] {
+            for threads in [1, 2, 16] {
+                let slots: Vec<AtomicU32> =
+                    bytemuck::allocation::try_zeroed_vec(len).unwrap_or_default();
+                with_threads(threads, || touch_pages(&slots));
+                assert_eq!(slots.len(), len);
+                assert!(slots.iter().all(|s| s.load(Ordering::Relaxed) == 0));
+            }
         }
     }
 

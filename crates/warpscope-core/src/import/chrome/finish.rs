@@ -5,8 +5,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// Unknown categories warned about one by one; the rest share one warning.
 const MAX_CATEGORY_WARNINGS: usize = 32;
 
+use super::ChromeState;
 use super::metadata::Carried;
-use super::{ChromeState, FlowPoint, RawFlow};
 use crate::builder::{PendingFlow, TrackId};
 use crate::import::ImportError;
 use crate::model::{
@@ -15,81 +15,21 @@ use crate::model::{
 use crate::strings::StrId;
 
 impl ChromeState {
-    /// Chains the flow points of each (category, id) in file order: `s` starts an arrow, `t`
-    /// continues it, `f` ends it. An end read before any start waits for the next start (the
-    /// format does not require events in order). Ends that never get a start are normal
-    /// (Kineto writes them for calls that launch nothing) and are dropped. `launches_linked`:
-    /// see [`ChromeState::launches_have_correlations`].
-    pub(super) fn match_flow_points(&mut self, launches_linked: bool) {
-        let mut all = std::mem::take(&mut self.flow_points);
-        // Correlation ids already link every launch (see `bind_flows`): the launch arrows, most
-        // of the points in a Kineto trace, need no matching, unless flows without a category
-        // share their (category, id) keys.
-        let uncategorised = self.unsorted_cat;
-        if launches_linked
-            && !all
-                .iter()
-                .any(|p| p.kind != FlowKind::Launch && p.key.0 == uncategorised)
-        {
-            all.retain(|p| p.kind != FlowKind::Launch);
-        }
-        // Stable: the points of one flow stay in file order.
-        crate::parallel::sort_by_key(&mut all, |p| p.key);
-        for points in all.chunk_by(|a, b| a.key == b.key) {
-            let mut from: Option<(TraceId, TraceId, i64)> = None;
-            let mut waiting: Option<FlowPoint> = None;
-            for &p in points {
-                match (p.ph, from) {
-                    (b's', _) => match waiting.take() {
-                        Some(end) => self.raw_flows.push(RawFlow {
-                            from: p.at,
-                            to: end.at,
-                            to_enclosing: end.enclosing,
-                            kind: end.kind,
-                        }),
-                        None => from = Some(p.at),
-                    },
-                    (_, Some(start)) => {
-                        self.raw_flows.push(RawFlow {
-                            from: start,
-                            to: p.at,
-                            to_enclosing: p.enclosing,
-                            kind: p.kind,
-                        });
-                        from = (p.ph == b't').then_some(p.at);
-                    }
-                    (b'f', None) => waiting = Some(p),
-                    _ => {}
-                }
-            }
-        }
-        // v2 flows bind to the very events that carry them.
-        let mut points = std::mem::take(&mut self.bind_points);
-        crate::parallel::sort_by_key(&mut points, |p| (p.0, p.4, !p.1));
-        let mut open: Option<(u64, TrackId, u32)> = None;
-        for (id, is_out, track, index, _) in points {
-            if is_out {
-                open = Some((id, track, index));
-            } else if let Some((oid, otrack, oindex)) = open
-                && oid == id
-            {
-                self.b
-                    .push_exact_flow((otrack, oindex), (track, index), FlowKind::Other);
-            }
-        }
-    }
-
     pub(super) fn finish(mut self) -> Result<Profile, ImportError> {
         if self.events_read == 0 && self.b.event_count() == 0 && self.b.counters.is_empty() {
             self.b.warn("no_events", 1, "the trace contains no events");
         }
-        // Close begins that never ended at the end of the trace.
-        let trace_end = self
-            .b
-            .tracks()
-            .iter()
-            .flat_map(|t| (0..t.events.len()).map(move |i| t.events.end_ns(i)))
-            .max();
+        // Close begins that never ended at the end of the trace (a scan of every event, made
+        // only when there are some).
+        let trace_end = if self.open_begins.values().all(Vec::is_empty) {
+            None
+        } else {
+            self.b
+                .tracks()
+                .iter()
+                .flat_map(|t| (0..t.events.len()).map(move |i| t.events.end_ns(i)))
+                .max()
+        };
         let mut unclosed = 0u64;
         let mut opens: Vec<_> = std::mem::take(&mut self.open_begins).into_iter().collect();
         opens.sort_by_key(|(k, _)| *k);

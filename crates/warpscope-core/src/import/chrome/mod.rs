@@ -18,6 +18,7 @@
 mod classify;
 mod events;
 mod finish;
+mod flows;
 mod metadata;
 mod parallel;
 mod stream;
@@ -228,6 +229,7 @@ struct FlowPoint {
 }
 
 /// A flow end point as read, bound to tracks in `finish`.
+#[derive(Clone, Copy)]
 struct RawFlow {
     from: (TraceId, TraceId, i64),
     to: (TraceId, TraceId, i64),
