@@ -460,8 +460,7 @@ impl ProfileBuilder {
         };
         // Tracks are independent: those of less than a thread's share of the events are
         // finished side by side, one thread each; a larger one (a Kineto trace has two or three
-        // threads of millions of events) on all threads, one after another, each step of it
-        // in pieces.
+        // threads of millions of events) on several threads, each step of it in pieces.
         let threads = crate::parallel::threads().max(1);
         let share = self.event_count() / threads;
         let (mut large, mut small): (Vec<_>, Vec<_>) = self
@@ -479,8 +478,20 @@ impl ProfileBuilder {
         for ((i, _), done) in small.iter().zip(side_by_side) {
             finished[*i] = done;
         }
-        for (i, t) in &mut large {
-            finished[*i] = finish_track(t);
+        // The large tracks side by side as well, each with a part of the threads in proportion
+        // to its events (one after another with all threads, the steps of each track that do
+        // not split, and the threads started for each step, added up).
+        let large_events: usize = large.iter().map(|(_, t)| t.events.len()).sum();
+        let on_large = crate::parallel::map_mut(
+            &mut large,
+            |(_, t)| t.events.len(),
+            |(_, t)| {
+                let part = (threads * t.events.len() / large_events.max(1)).max(1);
+                crate::parallel::with_threads(part, || finish_track(t))
+            },
+        );
+        for ((i, _), done) in large.iter().zip(on_large) {
+            finished[*i] = done;
         }
         let dropped: u64 = finished.iter().map(|(_, n)| n).sum();
         let new_index_of: Vec<Option<Vec<u32>>> =
