@@ -265,26 +265,22 @@ pub fn gpu_activities(profile: &Profile, range: TimeRange) -> Vec<ActivityRow> {
     if let Some(rows) = recorded_activities(profile) {
         return rows;
     }
-    let pieces = spread::over_pieces(
-        profile,
-        range,
-        |t| t.key.is_gpu(),
-        |track, events| {
-            let ev = &track.events;
-            let mut groups: FxHashMap<ActivityKey, Durations> = FxHashMap::default();
-            for i in events {
-                let Some(key) = ActivityKey::of(profile, track, i) else {
-                    continue;
-                };
-                let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) else {
-                    continue;
-                };
-                groups.entry(key).or_default().push(d);
-            }
-            groups
-        },
-    );
-    let groups = join_groups(pieces, Durations::append);
+    // One pass, not pieces joined: every duration is kept for the statistics, and pieces held
+    // them twice while they were joined (a 200 MB Nsight Systems export's peak went from 0.93x
+    // to 1.01x the file).
+    let mut groups: FxHashMap<ActivityKey, Durations> = FxHashMap::default();
+    for track in profile.tracks.iter().filter(|t| t.key.is_gpu()) {
+        let ev = &track.events;
+        for i in track.candidates(&range) {
+            let Some(key) = ActivityKey::of(profile, track, i) else {
+                continue;
+            };
+            let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) else {
+                continue;
+            };
+            groups.entry(key).or_default().push(d);
+        }
+    }
     let mut rows: Vec<ActivityRow> = groups
         .into_iter()
         .map(|(key, mut durations)| {
@@ -547,25 +543,19 @@ pub fn api_calls(profile: &Profile, range: TimeRange) -> Vec<ApiRow> {
             })
             .collect();
     }
-    let pieces = spread::over_pieces(
-        profile,
-        range,
-        |t| !t.key.is_gpu(),
-        |track, events| {
-            let ev = &track.events;
-            let mut groups: FxHashMap<(StrId, EventKind), Durations> = FxHashMap::default();
-            for i in events {
-                if !ev.kind[i].is_api() {
-                    continue;
-                }
-                if let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) {
-                    groups.entry((ev.name[i], ev.kind[i])).or_default().push(d);
-                }
+    // One pass, as in `gpu_activities`: pieces would hold every duration twice while joined.
+    let mut groups: FxHashMap<(StrId, EventKind), Durations> = FxHashMap::default();
+    for track in profile.tracks.iter().filter(|t| !t.key.is_gpu()) {
+        let ev = &track.events;
+        for i in track.candidates(&range) {
+            if !ev.kind[i].is_api() {
+                continue;
             }
-            groups
-        },
-    );
-    let groups = join_groups(pieces, Durations::append);
+            if let Some(d) = overlap_or_all(&range, ev.start_ns[i], ev.dur_ns[i]) {
+                groups.entry((ev.name[i], ev.kind[i])).or_default().push(d);
+            }
+        }
+    }
     // Names differing only by version suffix are one function.
     let mut merged: FxHashMap<(String, EventKind), Durations> = FxHashMap::default();
     for ((name, kind), durations) in groups {
