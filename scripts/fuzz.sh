@@ -17,7 +17,9 @@
 #
 # Environment: FUZZ_RUNS=N runs each target for exactly N executions in one process instead of
 # SECONDS in fork mode; FUZZ_SAMPLES (default ../shared/samples), FUZZ_SANITIZER (default none: the
-# Rust code has no unsafe; `address` instruments it anyway), FUZZ_NO_TMIN=1 skips step 4.
+# importers' only unsafe is mapping a file and giving its pages back, one UTF-8 view after an
+# exact ASCII check and one set_len after a counted parallel fill; `address` instruments them),
+# FUZZ_NO_TMIN=1 skips step 4.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
