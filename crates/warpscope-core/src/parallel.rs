@@ -1,5 +1,7 @@
 //! How many threads the importers use, and the parallel pieces they are built of: a map over
-//! independent items, pieces of long lists, a gather, a stable sort and an in-place sort.
+//! independent items ([`map_mut`], which every other piece here runs its threads through but
+//! the in-place sort's halves), pieces of long lists, fills of a new vector, a gather, zeros on
+//! written pages, a stable sort and an in-place sort.
 
 use std::cell::Cell;
 
@@ -132,48 +134,40 @@ pub(crate) fn ranges(n: usize) -> Vec<std::ops::Range<usize>> {
         .collect()
 }
 
-/// `f` applied to each of `ranges`, side by side (one thread each), results in range order.
+/// `f` applied to each of `ranges` ([`ranges`] cuts at most one per thread), side by side,
+/// results in range order.
 pub(crate) fn map_ranges<R: Send>(
     ranges: &[std::ops::Range<usize>],
     f: impl Fn(std::ops::Range<usize>) -> R + Sync,
 ) -> Vec<R> {
-    if ranges.len() <= 1 {
-        return ranges.iter().cloned().map(f).collect();
-    }
-    let f = &f;
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = ranges
-            .iter()
-            .cloned()
-            .map(|r| scope.spawn(move || f(r)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    })
+    let mut items = ranges.to_vec();
+    map_mut(&mut items, |r| r.len(), |r| f(r.clone()))
+}
+
+/// `v` cut into consecutive pieces of `lens` (which must add up to no more than its length),
+/// each with its offset in `v`.
+pub(crate) fn split_mut<T>(
+    v: &mut [T],
+    lens: impl IntoIterator<Item = usize>,
+) -> Vec<(usize, &mut [T])> {
+    let mut rest = v;
+    let mut at = 0;
+    lens.into_iter()
+        .map(|len| {
+            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            rest = tail;
+            at += len;
+            (at - len, piece)
+        })
+        .collect()
 }
 
 /// Calls `f(start, piece)` for the consecutive pieces of `v` that [`ranges`] cuts, side by
 /// side; `start` is the piece's offset in `v`.
 pub(crate) fn for_each_piece_mut<T: Send>(v: &mut [T], f: impl Fn(usize, &mut [T]) + Sync) {
-    let ranges = ranges(v.len());
-    if ranges.len() <= 1 {
-        f(0, v);
-        return;
-    }
-    let f = &f;
-    std::thread::scope(|scope| {
-        let mut rest = v;
-        for r in ranges {
-            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
-            rest = tail;
-            scope.spawn(move || f(r.start, piece));
-        }
-    });
+    let lens: Vec<usize> = ranges(v.len()).iter().map(ExactSizeIterator::len).collect();
+    let mut pieces = split_mut(v, lens);
+    map_mut(&mut pieces, |(_, p)| p.len(), |(at, p)| f(*at, p));
 }
 
 /// `(0..n).map(f).collect()`, written by up to [`threads`] threads, each a part of the result,
@@ -181,30 +175,32 @@ pub(crate) fn for_each_piece_mut<T: Send>(v: &mut [T], f: impl Fn(usize, &mut [T
 /// more pass over it, on one thread).
 pub(crate) fn map_indices<U: Copy + Send>(n: usize, f: impl Fn(usize) -> U + Sync) -> Vec<U> {
     let mut out: Vec<U> = Vec::with_capacity(n);
-    let written: usize = {
-        let slots = &mut out.spare_capacity_mut()[..n];
-        let mut pieces = Vec::new();
-        let mut rest = slots;
-        for r in ranges(n) {
-            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(r.len());
-            rest = tail;
-            pieces.push((r.start, piece));
+    let written = std::sync::atomic::AtomicUsize::new(0);
+    for_each_piece_mut(&mut out.spare_capacity_mut()[..n], |start, piece| {
+        for (k, slot) in piece.iter_mut().enumerate() {
+            slot.write(f(start + k));
         }
-        map_mut(
-            &mut pieces,
-            |(_, piece)| piece.len(),
-            |(start, piece)| {
-                for (k, slot) in piece.iter_mut().enumerate() {
-                    slot.write(f(*start + k));
-                }
-                piece.len()
-            },
-        )
-        .into_iter()
-        .sum()
-    };
-    set_len_written(&mut out, written, n);
+        written.fetch_add(piece.len(), std::sync::atomic::Ordering::Relaxed);
+    });
+    set_len_written(&mut out, written.into_inner(), n);
     out
+}
+
+/// `n` zeros on pages already written, by up to [`threads`] threads: for a table read and
+/// written at random afterwards. Fresh pages from the allocator are mapped to the shared zero
+/// page by a first read, and the write after it copies the page and flushes the TLB of every
+/// core the process ran on (5% of a summary's CPU on 2 cores); faulted in by random writes they
+/// cost twice as much as in order. Writing one zero per page first, in order, avoids both.
+pub(crate) fn written_zeros<T: bytemuck::Zeroable + Send>(n: usize) -> Vec<T> {
+    let mut v: Vec<T> = bytemuck::allocation::zeroed_vec(n);
+    let per_page = (4096 / std::mem::size_of::<T>().max(1)).max(1);
+    for_each_piece_mut(&mut v, |_, piece| {
+        for x in piece.iter_mut().step_by(per_page) {
+            // An opaque zero: the compiler cannot drop the store as one of a value already there.
+            *x = std::hint::black_box(T::zeroed());
+        }
+    });
+    v
 }
 
 /// Sets the length of `v`, whose first `n` spare slots were written (`written` of them,
@@ -245,11 +241,8 @@ where
         return;
     }
     let chunk = n.div_ceil(parts);
-    std::thread::scope(|scope| {
-        for piece in v.chunks_mut(chunk) {
-            scope.spawn(move || piece.sort_by(cmp));
-        }
-    });
+    let mut pieces: Vec<&mut [T]> = v.chunks_mut(chunk).collect();
+    map_mut(&mut pieces, |p| p.len(), |p| p.sort_by(cmp));
     let runs: Vec<&[T]> = v.chunks(chunk).collect();
     // Splitters: quantiles of evenly spaced samples of the sorted runs.
     let per_run = parts * 4;
@@ -275,30 +268,29 @@ where
             b
         })
         .collect();
-    let mut out: Vec<T> = Vec::with_capacity(n);
-    let written: usize = std::thread::scope(|scope| {
-        let mut rest = &mut out.spare_capacity_mut()[..n];
-        let mut merges = Vec::with_capacity(parts);
-        for p in 0..parts {
-            let sources: Vec<&[T]> = runs
-                .iter()
+    // Each part: its slice of every run, merged into its place in the result.
+    let sources: Vec<Vec<&[T]>> = (0..parts)
+        .map(|p| {
+            runs.iter()
                 .zip(&bounds)
                 .map(|(run, b)| &run[b[p]..b[p + 1]])
-                .collect();
-            let len: usize = sources.iter().map(|s| s.len()).sum();
-            let (part, tail) = std::mem::take(&mut rest).split_at_mut(len);
-            rest = tail;
-            let key = &key;
-            merges.push(scope.spawn(move || merge_into(part, sources, key)));
-        }
-        merges
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .sum()
-    });
+                .collect()
+        })
+        .collect();
+    let lens = sources.iter().map(|s| s.iter().map(|r| r.len()).sum());
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    let mut merges: Vec<_> = split_mut(&mut out.spare_capacity_mut()[..n], lens)
+        .into_iter()
+        .map(|(_, part)| part)
+        .zip(sources)
+        .collect();
+    let written: usize = map_mut(
+        &mut merges,
+        |(part, _)| part.len(),
+        |(part, sources)| merge_into(part, std::mem::take(sources), &key),
+    )
+    .into_iter()
+    .sum();
     set_len_written(&mut out, written, n);
     *v = out;
 }
@@ -517,6 +509,25 @@ mod tests {
             }
         }
         assert_eq!(with_threads(16, || ranges(5_000)).len(), 16);
+    }
+
+    #[test]
+    fn written_zeros_are_zeros_on_any_number_of_threads() {
+        for len in [0, 5_000, (1 << 20) + 4_097] {
+            for threads in [1, 2, 16] {
+                let v: Vec<i64> = with_threads(threads, || written_zeros(len));
+                assert_eq!(v.len(), len);
+                assert!(v.iter().all(|&x| x == 0));
+                let slots: Vec<std::sync::atomic::AtomicU32> =
+                    with_threads(threads, || written_zeros(len));
+                assert_eq!(slots.len(), len);
+                assert!(
+                    slots
+                        .iter()
+                        .all(|s| s.load(std::sync::atomic::Ordering::Relaxed) == 0)
+                );
+            }
+        }
     }
 
     #[test]

@@ -9,7 +9,6 @@ pub mod fleet;
 pub mod insight;
 mod ops;
 pub mod range_index;
-mod spread;
 mod summary;
 
 pub use compare::{CompareError, Comparison, MergeError, RunLabel, compare_runs, merge_ranks};
@@ -399,47 +398,10 @@ pub struct CopyRow {
 
 /// Copies, sets and unified-memory transfers grouped by kind, with bytes and bandwidth.
 pub fn copies_by_kind(profile: &Profile, range: TimeRange) -> Vec<CopyRow> {
-    let pieces = spread::over_pieces(
-        profile,
-        range,
-        |t| t.key.is_gpu(),
-        |track, events| copy_sums(profile, track, events, range),
-    );
-    let groups = join_groups(pieces, |a: &mut (u64, u64, i64), b| {
-        a.0 += b.0;
-        a.1 = a.1.saturating_add(b.1);
-        a.2 = a.2.saturating_add(b.2);
-    });
-    let mut rows: Vec<CopyRow> = groups
-        .into_iter()
-        .map(|(kind, (calls, bytes, total_ns))| CopyRow {
-            kind: kind.as_str().to_string(),
-            calls,
-            bytes,
-            total_ns,
-            gbps: gbps(bytes, total_ns),
-        })
-        .collect();
-    rows.sort_by(|a, b| {
-        b.total_ns
-            .cmp(&a.total_ns)
-            .then_with(|| a.kind.cmp(&b.kind))
-    });
-    rows
-}
-
-/// The (count, bytes, summed time) of the copies, sets and unified-memory transfers among
-/// `events` of a GPU track, by kind.
-fn copy_sums(
-    profile: &Profile,
-    track: &Track,
-    events: std::ops::Range<usize>,
-    range: TimeRange,
-) -> FxHashMap<CopyKind, (u64, u64, i64)> {
     let mut groups: FxHashMap<CopyKind, (u64, u64, i64)> = FxHashMap::default();
-    {
+    for track in profile.tracks.iter().filter(|t| t.key.is_gpu()) {
         let ev = &track.events;
-        for i in events {
+        for i in track.candidates(&range) {
             if !matches!(
                 ev.kind[i],
                 EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory
@@ -463,28 +425,18 @@ fn copy_sums(
             g.2 = g.2.saturating_add(d);
         }
     }
-    groups
-}
-
-/// The maps of `pieces` joined into one, the values of a key joined by `join` (in piece order;
-/// the tables' sums do not depend on it).
-fn join_groups<K: std::hash::Hash + Eq, V>(
-    pieces: Vec<FxHashMap<K, V>>,
-    join: impl Fn(&mut V, V),
-) -> FxHashMap<K, V> {
-    let mut pieces = pieces.into_iter();
-    let mut all = pieces.next().unwrap_or_default();
-    for piece in pieces {
-        for (key, value) in piece {
-            match all.entry(key) {
-                std::collections::hash_map::Entry::Occupied(mut e) => join(e.get_mut(), value),
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(value);
-                }
-            }
-        }
-    }
-    all
+    let mut rows: Vec<CopyRow> = groups
+        .into_iter()
+        .map(|(kind, (calls, bytes, total_ns))| CopyRow {
+            kind: kind.as_str().to_string(),
+            calls,
+            bytes,
+            total_ns,
+            gbps: gbps(bytes, total_ns),
+        })
+        .collect();
+    by_total_then_name(&mut rows, |r| (r.total_ns, r.kind.as_str()));
+    rows
 }
 
 /// Bytes per nanosecond is GB/s.
@@ -773,5 +725,102 @@ mod tests {
         );
         assert_eq!(strip_version_suffix("cuMemcpyHtoD_v2"), "cuMemcpyHtoD_v2");
         assert_eq!(strip_version_suffix("cuLaunchKernel"), "cuLaunchKernel");
+    }
+
+    use crate::builder::ProfileBuilder;
+    use crate::model::{ApiInfo, CopyInfo, Format, GpuLane, KernelInfo, TraceId, TrackKey};
+    use crate::parallel::with_threads;
+
+    /// Two CPU threads of 1500 API calls each (three names, one with a version suffix) and
+    /// two streams of 1500 kernels (five names) and 300 copies; durations vary with the index.
+    fn api_kernel_copy_profile() -> Profile {
+        let mut b = ProfileBuilder::new("tables.json".into(), Format::ChromeJson);
+        let names = [
+            "cudaLaunchKernel",
+            "cudaLaunchKernel_v7000",
+            "cuLaunchKernel",
+        ];
+        let calls = names.map(|n| b.intern(n));
+        let kernels: Vec<_> = (0..5).map(|k| b.intern(&format!("kernel_{k}"))).collect();
+        let copy = b.intern("Memcpy HtoD");
+        for tid in 0..2i64 {
+            let t = b.track(TrackKey::Thread {
+                pid: TraceId::Int(1),
+                tid: TraceId::Int(tid),
+            });
+            let gpu = b.track(TrackKey::Gpu {
+                device: 0,
+                context: 1,
+                stream: 7 + u64::try_from(tid).unwrap_or(0),
+                lane: GpuLane::Work,
+            });
+            for i in 0..1500i64 {
+                let at = i * 100 + tid * 7;
+                let which = usize::try_from(i % 3).unwrap_or(0);
+                let kind = if which == 2 {
+                    EventKind::Driver
+                } else {
+                    EventKind::Runtime
+                };
+                let api = ApiInfo::default();
+                b.push_api(t, at, 5 + i % 11, calls[which], kind, api, 0);
+                let name = kernels[usize::try_from(i % 5).unwrap_or(0)];
+                let info = KernelInfo::default();
+                b.push_kernel(gpu, at + 10, 20 + (i * 7) % 13, name, info, 0);
+                if i % 5 == 0 {
+                    let info = CopyInfo {
+                        kind: CopyKind::HtoD,
+                        bytes: Some(1000 + u64::try_from(i).unwrap_or(0)),
+                        src_kind: None,
+                        dst_kind: None,
+                        correlation: None,
+                        external_id: None,
+                    };
+                    b.push_copy(gpu, at + 50, 30, copy, EventKind::Memcpy, info, 0);
+                }
+            }
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn the_tables_are_the_same_on_any_number_of_threads() {
+        let p = api_kernel_copy_profile();
+        for range in [TimeRange::ALL, TimeRange::new(20_003, 101_050)] {
+            let one = with_threads(1, || {
+                (
+                    gpu_activities(&p, range),
+                    api_calls(&p, range),
+                    copies_by_kind(&p, range),
+                )
+            });
+            for threads in [2, 16] {
+                let many = with_threads(threads, || {
+                    (
+                        gpu_activities(&p, range),
+                        api_calls(&p, range),
+                        copies_by_kind(&p, range),
+                    )
+                });
+                assert_eq!(many, one, "{threads} threads, {range:?}");
+            }
+        }
+        let (gpu, api, copies) = (
+            gpu_activities(&p, TimeRange::ALL),
+            api_calls(&p, TimeRange::ALL),
+            copies_by_kind(&p, TimeRange::ALL),
+        );
+        // Five kernel names of 600 calls each, and one copy row of 600 copies.
+        assert_eq!(gpu.len(), 6);
+        assert_eq!(gpu.iter().map(|r| r.stats.calls).sum::<u64>(), 3600);
+        // The suffixed name joins its plain one: 2000 runtime calls, 1000 driver calls.
+        assert_eq!(api.len(), 2);
+        assert_eq!(api.iter().map(|r| r.stats.calls).sum::<u64>(), 3000);
+        assert!(
+            api.iter()
+                .any(|r| r.name == "cudaLaunchKernel" && r.stats.calls == 2000)
+        );
+        assert_eq!((copies.len(), copies[0].calls), (1, 600));
+        assert_eq!(copies[0].total_ns, 600 * 30);
     }
 }

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::overlap_or_all;
 use crate::model::{EventKind, EventRef, Flow, FlowKind, NO_PARENT, Profile, Track};
+use crate::parallel::written_zeros;
 use crate::strings::StrId;
 use crate::time::TimeRange;
 
@@ -32,6 +33,14 @@ pub struct OpRow {
     /// GPU time of the work launched by the operator itself, not by operators nested in it.
     pub gpu_self_ns: i64,
 }
+
+/// Below this many events in the profile, the table is worked out on the calling thread (the
+/// viewer asks again for every range dragged on its timeline).
+#[cfg(not(test))]
+const SMALL_PROFILE_EVENTS: usize = 1 << 16;
+/// Unit tests work out tiny profiles on several threads too.
+#[cfg(test)]
+const SMALL_PROFILE_EVENTS: usize = 2;
 
 /// The (launching event, GPU time) of the launch flows that start on a track.
 type Launches = Vec<(u32, i64)>;
@@ -96,32 +105,36 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
     }
     let work = || {
         let mut jobs: Vec<(usize, Range<usize>)> = op_pieces(&tracks);
+        // Each piece on one thread: the pieces already share the threads out.
         crate::parallel::map_mut(
             &mut jobs,
             |(_, span)| span.len(),
             |(t, span)| {
-                if by_start {
-                    let at = |index: usize| EventRef {
-                        track: u32::try_from(ids[*t]).unwrap_or(u32::MAX),
-                        index: u32::try_from(index).unwrap_or(u32::MAX),
-                    };
-                    let first = flows.partition_point(|f| f.from < at(span.start));
-                    let end = flows.partition_point(|f| f.from < at(span.end));
-                    let mine: Launches = launch_times(profile, &flows[first..end], &has_ops, range)
-                        .map(|(_, index, gpu_ns)| (index, gpu_ns))
-                        .collect();
-                    return span_ops(tracks[*t], span.clone(), &mine, range);
-                }
-                let l = &launches[*t];
-                let first = l.partition_point(|&(from, _)| (from as usize) < span.start);
-                let end = l.partition_point(|&(from, _)| (from as usize) < span.end);
-                span_ops(tracks[*t], span.clone(), &l[first..end], range)
+                crate::parallel::with_threads(1, || {
+                    if by_start {
+                        let at = |index: usize| EventRef {
+                            track: u32::try_from(ids[*t]).unwrap_or(u32::MAX),
+                            index: u32::try_from(index).unwrap_or(u32::MAX),
+                        };
+                        let first = flows.partition_point(|f| f.from < at(span.start));
+                        let end = flows.partition_point(|f| f.from < at(span.end));
+                        let mine: Launches =
+                            launch_times(profile, &flows[first..end], &has_ops, range)
+                                .map(|(_, index, gpu_ns)| (index, gpu_ns))
+                                .collect();
+                        return span_ops(tracks[*t], span.clone(), &mine, range);
+                    }
+                    let l = &launches[*t];
+                    let first = l.partition_point(|&(from, _)| (from as usize) < span.start);
+                    let end = l.partition_point(|&(from, _)| (from as usize) < span.end);
+                    span_ops(tracks[*t], span.clone(), &l[first..end], range)
+                })
             },
         )
     };
     // A small profile is not worth starting threads for (the viewer asks again for every
     // range dragged on its timeline).
-    let per_track = if profile.event_count() < super::spread::SMALL_PROFILE_EVENTS {
+    let per_track = if profile.event_count() < SMALL_PROFILE_EVENTS {
         crate::parallel::with_threads(1, work)
     } else {
         work()
@@ -236,7 +249,7 @@ fn span_ops(
     // Per-event values are kept for the span only: event `i` at `i - first`.
     let first = span.start;
     let n = span.len();
-    let (mut gpu_incl_ns, mut gpu_self_only_ns) = if launches.is_empty() {
+    let (mut gpu_incl_ns, mut gpu_self_only_ns): (Vec<i64>, Vec<i64>) = if launches.is_empty() {
         (Vec::new(), Vec::new())
     } else {
         (written_zeros(n), written_zeros(n))
@@ -251,7 +264,7 @@ fn span_ops(
     }
     // Time of the events nested directly in each op: only the part of a child that lies inside
     // its parent.
-    let mut child_ns = written_zeros(n);
+    let mut child_ns: Vec<i64> = written_zeros(n);
     let mut groups: FxHashMap<StrId, OpSums> = FxHashMap::default();
     for i in span.rev() {
         let at = i - first;
@@ -295,62 +308,69 @@ fn span_ops(
     groups
 }
 
-/// `n` zeros on pages already written. The pass above reads an entry before it writes it; on
-/// fresh pages from the allocator that first read maps the shared zero page, and the write after
-/// it copies the page and flushes the TLB of every core the process ran on (5% of a summary's
-/// CPU on 2 cores). Writing one zero per page first makes each page's first fault a write.
-fn written_zeros(n: usize) -> Vec<i64> {
-    const PER_PAGE: usize = 4096 / std::mem::size_of::<i64>();
-    let mut v = vec![0i64; n];
-    for x in v.iter_mut().step_by(PER_PAGE) {
-        // An opaque zero: the compiler cannot drop the store as one of a value already there.
-        *x = std::hint::black_box(0);
-    }
-    v
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::builder::ProfileBuilder;
+    use crate::builder::{ProfileBuilder, TrackId};
     use crate::model::{ApiInfo, Format, GpuLane, KernelInfo, TraceId, TrackKey};
     use crate::parallel::with_threads;
+
+    /// Stream 7 of GPU 0.
+    fn stream(b: &mut ProfileBuilder) -> TrackId {
+        b.track(TrackKey::Gpu {
+            device: 0,
+            context: 1,
+            stream: 7,
+            lane: GpuLane::Work,
+        })
+    }
+
+    /// Thread `tid` of process 1.
+    fn thread(b: &mut ProfileBuilder, tid: i64) -> TrackId {
+        b.track(TrackKey::Thread {
+            pid: TraceId::Int(1),
+            tid: TraceId::Int(tid),
+        })
+    }
+
+    /// A `cudaLaunchKernel` call [`at_ns`, +`dur_ns`) on `t` and the kernel `k` it launches on
+    /// `gpu` at `kernel` (start, duration), linked by correlation id `corr`.
+    fn launch(
+        b: &mut ProfileBuilder,
+        (t, at_ns, dur_ns): (TrackId, i64, i64),
+        (gpu, kernel): (TrackId, (i64, i64)),
+        corr: u64,
+    ) {
+        let (call, k) = (b.intern("cudaLaunchKernel"), b.intern("k"));
+        let api = ApiInfo {
+            correlation: Some(corr),
+            ..ApiInfo::default()
+        };
+        b.push_api(t, at_ns, dur_ns, call, EventKind::Runtime, api, 0);
+        let info = KernelInfo {
+            correlation: Some(corr),
+            ..KernelInfo::default()
+        };
+        b.push_kernel(gpu, kernel.0, kernel.1, k, info, 0);
+    }
 
     /// `threads` CPU threads, each with `outer` [0, 100) around `inner` [10, 50) around a
     /// launch [20, 25) of a 30 ns kernel, and a launch [60, 64) of a 7 ns kernel straight under
     /// `outer`; thread k starts 1000·k ns later and its kernels last k ns longer.
     fn profile(threads: u32) -> Profile {
         let mut b = ProfileBuilder::new("ops.json".into(), Format::ChromeJson);
-        let gpu = b.track(TrackKey::Gpu {
-            device: 0,
-            context: 1,
-            stream: 7,
-            lane: GpuLane::Work,
-        });
+        let gpu = stream(&mut b);
         let (outer, inner) = (b.intern("outer"), b.intern("inner"));
-        let (launch, kernel) = (b.intern("cudaLaunchKernel"), b.intern("k"));
         let mut corr = 0u64;
         for k in 0..threads {
-            let t = b.track(TrackKey::Thread {
-                pid: TraceId::Int(1),
-                tid: TraceId::Int(i64::from(k)),
-            });
+            let t = thread(&mut b, i64::from(k));
             let at = i64::from(k) * 1000;
             b.push(t, at, 100, outer, EventKind::CpuOp);
             b.push(t, at + 10, 40, inner, EventKind::CpuOp);
             for (start, dur, gpu_dur) in [(20, 5, 30), (60, 4, 7)] {
                 corr += 1;
-                let api = ApiInfo {
-                    correlation: Some(corr),
-                    ..ApiInfo::default()
-                };
-                b.push_api(t, at + start, dur, launch, EventKind::Runtime, api, 0);
-                let info = KernelInfo {
-                    correlation: Some(corr),
-                    ..KernelInfo::default()
-                };
-                let gpu_ns = gpu_dur + i64::from(k);
-                b.push_kernel(gpu, at + start + 100, gpu_ns, kernel, info, 0);
+                let kernel = (at + start + 100, gpu_dur + i64::from(k));
+                launch(&mut b, (t, at + start, dur), (gpu, kernel), corr);
             }
         }
         b.finish()
@@ -398,30 +418,12 @@ mod tests {
     #[test]
     fn gpu_time_launched_under_an_annotation_goes_to_the_op_around_it() {
         let mut b = ProfileBuilder::new("ops.json".into(), Format::ChromeJson);
-        let gpu = b.track(TrackKey::Gpu {
-            device: 0,
-            context: 1,
-            stream: 7,
-            lane: GpuLane::Work,
-        });
-        let t = b.track(TrackKey::Thread {
-            pid: TraceId::Int(1),
-            tid: TraceId::Int(1),
-        });
+        let gpu = stream(&mut b);
+        let t = thread(&mut b, 1);
         let (op, note) = (b.intern("op"), b.intern("## forward ##"));
-        let (launch, kernel) = (b.intern("cudaLaunchKernel"), b.intern("k"));
         b.push(t, 0, 100, op, EventKind::CpuOp);
         b.push(t, 5, 90, note, EventKind::UserAnnotation);
-        let api = ApiInfo {
-            correlation: Some(1),
-            ..ApiInfo::default()
-        };
-        b.push_api(t, 10, 2, launch, EventKind::Runtime, api, 0);
-        let info = KernelInfo {
-            correlation: Some(1),
-            ..KernelInfo::default()
-        };
-        b.push_kernel(gpu, 50, 40, kernel, info, 0);
+        launch(&mut b, (t, 10, 2), (gpu, (50, 40)), 1);
         let rows = cpu_ops(&b.finish(), TimeRange::ALL);
         assert_eq!(rows.len(), 1);
         // The annotation is no op: its 90 ns count as nested time, its launch as the op's own.
@@ -435,26 +437,10 @@ mod tests {
     /// no cut can fall inside it.
     fn long_thread() -> Profile {
         let mut b = ProfileBuilder::new("ops.json".into(), Format::ChromeJson);
-        let gpu = b.track(TrackKey::Gpu {
-            device: 0,
-            context: 1,
-            stream: 7,
-            lane: GpuLane::Work,
-        });
-        let t = b.track(TrackKey::Thread {
-            pid: TraceId::Int(1),
-            tid: TraceId::Int(1),
-        });
-        let [step, epoch, op, inner, tail, launch, kernel] = [
-            "step",
-            "epoch",
-            "op",
-            "inner",
-            "tail",
-            "cudaLaunchKernel",
-            "k",
-        ]
-        .map(|n| b.intern(n));
+        let gpu = stream(&mut b);
+        let t = thread(&mut b, 1);
+        let [step, epoch, op, inner, tail] =
+            ["step", "epoch", "op", "inner", "tail"].map(|n| b.intern(n));
         b.push(t, 0, 40_000, epoch, EventKind::CpuOp);
         for k in 0..120i64 {
             let at = k * 1000;
@@ -463,16 +449,7 @@ mod tests {
             b.push(t, at + 20, 80, inner, EventKind::CpuOp);
             b.push(t, at + 390, 60, tail, EventKind::CpuOp);
             let corr = u64::try_from(k).unwrap_or(0) + 1;
-            let api = ApiInfo {
-                correlation: Some(corr),
-                ..ApiInfo::default()
-            };
-            b.push_api(t, at + 30, 5, launch, EventKind::Runtime, api, 0);
-            let info = KernelInfo {
-                correlation: Some(corr),
-                ..KernelInfo::default()
-            };
-            b.push_kernel(gpu, at + 40, 10 + k % 7, kernel, info, 0);
+            launch(&mut b, (t, at + 30, 5), (gpu, (at + 40, 10 + k % 7)), corr);
         }
         b.finish()
     }

@@ -59,13 +59,11 @@ pub(super) fn link_correlations(
     };
     let mut flows = vec![blank; total];
     flows.reserve(extra);
-    let mut jobs: Vec<(&Piece, &mut [Flow])> = Vec::with_capacity(pieces.len());
-    let mut rest = flows.as_mut_slice();
-    for (piece, &n) in pieces.iter().zip(&room) {
-        let (out, tail) = std::mem::take(&mut rest).split_at_mut(n);
-        rest = tail;
-        jobs.push((piece, out));
-    }
+    let mut jobs: Vec<(&Piece, &mut [Flow])> = pieces
+        .iter()
+        .zip(crate::parallel::split_mut(&mut flows, room.iter().copied()))
+        .map(|(piece, (_, out))| (piece, out))
+        .collect();
     let written = crate::parallel::map_mut(
         &mut jobs,
         |(_, out)| out.len(),
@@ -311,14 +309,9 @@ impl CorrelationIndex {
             directory[usize::try_from(page - first_page).unwrap_or(0)] =
                 u32::try_from(n).unwrap_or(NO_PAGE);
         }
-        // Zeroed by the allocator (fresh pages from the system) rather than slot by slot on
-        // this thread (up to 64 bytes per call: 11 ms for the 1.4 GB trace); each page is then
-        // first written in order, on all threads (the fill below would fault them in at random,
-        // which costs twice as much).
-        let len = stats.pages.len() << PAGE_BITS;
-        let slots: Vec<AtomicU32> = bytemuck::allocation::try_zeroed_vec(len)
-            .unwrap_or_else(|()| (0..len).map(|_| AtomicU32::new(0)).collect());
-        touch_pages(&slots);
+        // Zeroed by the allocator rather than slot by slot on this thread (11 ms for the 1.4 GB
+        // trace), its pages written in order before the fill below writes them at random.
+        let slots: Vec<AtomicU32> = crate::parallel::written_zeros(stats.pages.len() << PAGE_BITS);
         let slot = |corr: u64| -> &AtomicU32 {
             let page = directory[usize::try_from((corr >> PAGE_BITS) - first_page).unwrap_or(0)];
             let offset = corr & ((1 << PAGE_BITS) - 1);
@@ -411,31 +404,6 @@ impl CorrelationIndex {
             Self::Map(map) => map.get(&(scope, corr)).map(|&(_, at)| at),
         }
     }
-}
-
-/// Writes a zero into every memory page of `slots` (zeros already), in order; from 4 MiB on,
-/// the slots cut into one part per thread ([`crate::parallel::threads`]).
-fn touch_pages(slots: &[AtomicU32]) {
-    const PER_PAGE: usize = 4096 / std::mem::size_of::<AtomicU32>();
-    let parts = if slots.len() < 1 << 20 {
-        1
-    } else {
-        crate::parallel::threads().max(1)
-    };
-    let touch = |part: &[AtomicU32]| {
-        for s in part.iter().step_by(PER_PAGE) {
-            s.store(0, Ordering::Relaxed);
-        }
-    };
-    if parts <= 1 {
-        touch(slots);
-        return;
-    }
-    std::thread::scope(|scope| {
-        for part in slots.chunks(slots.len().div_ceil(parts)) {
-            scope.spawn(move || touch(part));
-        }
-    });
 }
 
 #[cfg(test)]
@@ -531,19 +499,6 @@ mod tests {
             let at = index.get(0, 4).expect("id 4 has a call");
             assert_eq!((at.track, at.index), (0, 1000));
             assert_eq!(index.get(0, 999_999), None);
-        }
-    }
-
-    #[test]
-    fn slots_zeroed_by_the_allocator_and_touched_on_several_threads_are_all_zero() {
-        for len in [0, 5_000, (1 << 20) + 4_097] {
-            for threads in [1, 2, 16] {
-                let slots: Vec<AtomicU32> =
-                    bytemuck::allocation::try_zeroed_vec(len).unwrap_or_default();
-                with_threads(threads, || touch_pages(&slots));
-                assert_eq!(slots.len(), len);
-                assert!(slots.iter().all(|s| s.load(Ordering::Relaxed) == 0));
-            }
         }
     }
 

@@ -458,41 +458,31 @@ impl ProfileBuilder {
             track.max_dur_ns = piece_max.into_iter().max().unwrap_or(0).max(0);
             (map, n)
         };
-        // Tracks are independent: those of less than a thread's share of the events are
-        // finished side by side, one thread each; a larger one (a Kineto trace has two or three
-        // threads of millions of events) on several threads, each step of it in pieces.
+        // Tracks are independent and finished side by side: those of less than a thread's
+        // share of the events on one thread each; a larger one (a Kineto trace has two or three
+        // threads of millions of events) on a part of the threads in proportion to its events,
+        // each step of it in pieces.
         let threads = crate::parallel::threads().max(1);
         let share = self.event_count() / threads;
-        let (mut large, mut small): (Vec<_>, Vec<_>) = self
+        let is_large = |t: &Track| threads > 1 && t.events.len() > share;
+        let large_events: usize = self
             .tracks
-            .iter_mut()
-            .enumerate()
-            .partition(|(_, t)| threads > 1 && t.events.len() > share);
-        let mut finished: Vec<(Option<Vec<u32>>, u64)> = Vec::new();
-        finished.resize_with(large.len() + small.len(), || (None, 0));
-        let side_by_side = crate::parallel::map_mut(
-            &mut small,
-            |(_, t)| t.events.len(),
-            |(_, t)| crate::parallel::with_threads(1, || finish_track(t)),
-        );
-        for ((i, _), done) in small.iter().zip(side_by_side) {
-            finished[*i] = done;
-        }
-        // The large tracks side by side as well, each with a part of the threads in proportion
-        // to its events (one after another with all threads, the steps of each track that do
-        // not split, and the threads started for each step, added up).
-        let large_events: usize = large.iter().map(|(_, t)| t.events.len()).sum();
-        let on_large = crate::parallel::map_mut(
-            &mut large,
-            |(_, t)| t.events.len(),
-            |(_, t)| {
-                let part = (threads * t.events.len() / large_events.max(1)).max(1);
+            .iter()
+            .filter(|t| is_large(t))
+            .map(|t| t.events.len())
+            .sum();
+        let finished = crate::parallel::map_mut(
+            &mut self.tracks,
+            |t| t.events.len(),
+            |t| {
+                let part = if is_large(t) {
+                    (threads * t.events.len() / large_events.max(1)).max(1)
+                } else {
+                    1
+                };
                 crate::parallel::with_threads(part, || finish_track(t))
             },
         );
-        for ((i, _), done) in large.iter().zip(on_large) {
-            finished[*i] = done;
-        }
         let dropped: u64 = finished.iter().map(|(_, n)| n).sum();
         let new_index_of: Vec<Option<Vec<u32>>> =
             finished.into_iter().map(|(map, _)| map).collect();
@@ -850,19 +840,15 @@ pub(crate) fn nest(ev: &Events) -> (Vec<u16>, Vec<u32>, u16, u64) {
     // Zeros (fresh pages, written by the segments side by side): every entry is set below.
     let mut depth = vec![0u16; n];
     let mut parent = vec![0u32; n];
-    let mut segments: Vec<(usize, &mut [u16], &mut [u32])> = Vec::with_capacity(cuts.len());
-    let (mut depth_rest, mut parent_rest) = (depth.as_mut_slice(), parent.as_mut_slice());
-    for w in cuts.windows(2) {
-        let len = w[1] - w[0];
-        let (d, d_tail) = std::mem::take(&mut depth_rest).split_at_mut(len);
-        let (p, p_tail) = std::mem::take(&mut parent_rest).split_at_mut(len);
-        (depth_rest, parent_rest) = (d_tail, p_tail);
-        segments.push((w[0], d, p));
-    }
+    let lens = || cuts.windows(2).map(|w| w[1] - w[0]);
+    let mut segments: Vec<_> = crate::parallel::split_mut(&mut depth, lens())
+        .into_iter()
+        .zip(crate::parallel::split_mut(&mut parent, lens()))
+        .collect();
     let results = crate::parallel::map_mut(
         &mut segments,
-        |(_, d, _)| d.len(),
-        |(first, d, p)| nest_segment(ev, *first, d, p),
+        |((_, d), _)| d.len(),
+        |((first, d), (_, p))| nest_segment(ev, *first, d, p),
     );
     let max_depth = results.iter().map(|r| r.0).max().unwrap_or(0);
     let partial = results.iter().map(|r| r.1).sum();

@@ -52,11 +52,15 @@ impl<T: Copy + PartialEq> OptColumn<T> {
         } else {
             self.values.push(v);
         }
-        let word = row / 64;
+        self.mark_present(row / 64, 1 << (row % 64));
+    }
+
+    /// Sets `bits` in word `word` of the presence bits, growing them to it.
+    fn mark_present(&mut self, word: usize, bits: u64) {
         if self.present.len() <= word {
             self.present.resize(word + 1, 0);
         }
-        self.present[word] |= 1 << (row % 64);
+        self.present[word] |= bits;
     }
 
     /// The value of row `row`, if it has one.
@@ -104,18 +108,10 @@ impl<T: Copy + PartialEq> OptColumn<T> {
             if word == 0 {
                 continue;
             }
-            let (low, high) = if shift == 0 {
-                (word, 0)
-            } else {
-                (word << shift, word >> (64 - shift))
-            };
-            let last = base + w + usize::from(high != 0);
-            if self.present.len() <= last {
-                self.present.resize(last + 1, 0);
-            }
-            self.present[base + w] |= low;
-            if high != 0 {
-                self.present[base + w + 1] |= high;
+            self.mark_present(base + w, word << shift);
+            // The bits shifted past the word, when the rows do not start on a word.
+            if shift != 0 && word >> (64 - shift) != 0 {
+                self.mark_present(base + w + 1, word >> (64 - shift));
             }
         }
     }

@@ -17,11 +17,17 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use warpscope_core::model::{CopyKind, MemoryKind};
 use warpscope_core::{EventKind, Profile};
 
+use crate::Resources;
 use crate::blas::Blas;
 use crate::cupti::Collector;
 use crate::error::LiveError;
 use crate::gpu::{Arg, DeviceBuffer, Gpu, HostFlag};
+use crate::plan::{Point, SweepPlan, format_size, per_launch_ns};
+use crate::profile::{EventSpan, GpuOp, GpuOpKind, HostSpan, Recording, build_profile};
+use crate::reference::Rng;
+use crate::results::{LiveRun, Peaks, PointResult, median_ns, per_second};
 use cudarc::driver::sys::CUfunction;
+use records::attribute;
 
 const TIMING_SOURCE: &str = include_str!("../../../../assets/kernels/timing.cu");
 /// The lab's own timing kernels, left out of the profile (a warning counts them).
@@ -38,12 +44,6 @@ const PEAK_RUNS: usize = 7;
 const PEAK_WARMUPS: usize = 2;
 /// Peak measurements: the D2D copy, cuBLAS SGEMM and the two tensor-op GEMMs.
 const PEAK_MEASUREMENTS: usize = 4;
-use crate::Resources;
-use crate::plan::{Point, SweepPlan, format_size, per_launch_ns};
-use crate::profile::{EventSpan, GpuOp, GpuOpKind, HostSpan, Recording, build_profile};
-use crate::reference::Rng;
-use crate::results::{LiveRun, Peaks, PointResult, median_ns, per_second};
-use records::attribute;
 
 /// How a run is made.
 #[derive(Clone, Debug)]

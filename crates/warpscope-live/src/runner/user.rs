@@ -102,11 +102,8 @@ fn init_bytes(ty: ScalarType, init: &Init, len: u64, rng: &mut Rng) -> Vec<u8> {
         Init::Rand => {
             let mut v = vec![0f32; len];
             let float = ty.is_float();
-            if float {
-                rng.fill(&mut v, -1.0, 1.0);
-            } else {
-                rng.fill(&mut v, 0.0, 100.0);
-            }
+            let (lo, hi) = if float { (-1.0, 1.0) } else { (0.0, 100.0) };
+            rng.fill(&mut v, lo, hi);
             v.into_iter()
                 .map(|x| {
                     if float {

@@ -221,12 +221,6 @@ impl Default for GpuArgs {
     }
 }
 
-/// True when a complete event of category `cat` reads its args as [`GpuArgs`] (GPU work and
-/// API calls; see `slice_reads_args`): the tokenizer then reads them in place.
-pub(super) fn reads_gpu_args(cat: &str) -> bool {
-    kind_reads_args(classify(cat).slice_kind())
-}
-
 /// Reads the arguments kept for GPU events and API calls.
 pub(super) fn parse_gpu_args(args: &[u8], lenient_tokens: &mut u64) -> GpuArgs {
     let mut p = Parser::new(args);

@@ -122,7 +122,7 @@ impl ChromeState {
                 };
                 let dur_ns = self.clamp_dur(ts_ns, dur_ns);
                 let cat = ev.cat.as_deref().unwrap_or("");
-                let class = self.class_of(cat);
+                let class = self.class_of(cat, ev.class);
                 let gpu_args = ev.gpu_args_read.map(|lenient| (&ev.gpu_args, lenient));
                 let track =
                     self.slice(class, pid, tid, ts_ns, dur_ns, name_text, ev.args, gpu_args);
@@ -142,7 +142,7 @@ impl ChromeState {
             }
             b'B' => {
                 let cat = ev.cat.as_deref().unwrap_or("");
-                let class = self.class_of(cat);
+                let class = self.class_of(cat, None);
                 let name = self.b.intern(name_text);
                 self.open_begins
                     .entry((pid, tid))
@@ -230,8 +230,10 @@ impl ChromeState {
         MAX_TIME_NS.saturating_sub(start_ns).max(0)
     }
 
-    pub(super) fn class_of(&mut self, cat: &str) -> Class {
-        let class = classify(cat);
+    /// The class of category `cat` (`known` where it was worked out already), counting an
+    /// unknown category.
+    pub(super) fn class_of(&mut self, cat: &str, known: Option<Class>) -> Class {
+        let class = known.unwrap_or_else(|| classify(cat));
         if class == Class::Unknown && !cat.is_empty() {
             if let Some(n) = self.unknown_categories.get_mut(cat) {
                 *n += 1;

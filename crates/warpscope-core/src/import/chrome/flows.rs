@@ -115,33 +115,32 @@ fn chain(points: &[FlowPoint], leave_out_launches: Option<StrId>) -> Option<Vec<
         }
         Some(lists)
     };
-    if threads <= 1 {
-        let lists = sort_out(0, points)?;
-        return Some(by_key(points, chain_shard(points, &lists)));
-    }
-    let chunk = points.len().div_ceil(threads);
-    let pieces: Vec<Option<Vec<Vec<u32>>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = points
-            .chunks(chunk)
-            .enumerate()
-            .map(|(n, piece)| scope.spawn(move || sort_out(n * chunk, piece)))
-            .collect();
-        handles.into_iter().map(join).collect()
+    let chunk = points.len().div_ceil(threads).max(1);
+    let mut pieces: Vec<(usize, &[FlowPoint])> = points
+        .chunks(chunk)
+        .enumerate()
+        .map(|(n, piece)| (n * chunk, piece))
+        .collect();
+    let sorted_out = crate::parallel::with_threads(threads, || {
+        crate::parallel::map_mut(
+            &mut pieces,
+            |(_, piece)| piece.len(),
+            |(first, piece)| sort_out(*first, piece),
+        )
     });
-    let mut pieces: Vec<Vec<Vec<u32>>> = pieces.into_iter().collect::<Option<_>>()?;
     // Each thread's lists, one per piece, in file order.
     let mut mine: Vec<Vec<Vec<u32>>> = (0..threads).map(|_| Vec::new()).collect();
-    for lists in &mut pieces {
-        for (s, list) in lists.drain(..).enumerate() {
+    for lists in sorted_out {
+        for (s, list) in lists?.into_iter().enumerate() {
             mine[s].push(list);
         }
     }
-    let parts: Vec<Vec<Arrow>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = mine
-            .iter()
-            .map(|lists| scope.spawn(move || chain_shard(points, lists)))
-            .collect();
-        handles.into_iter().map(join).collect()
+    let parts = crate::parallel::with_threads(threads, || {
+        crate::parallel::map_mut(
+            &mut mine,
+            |lists| lists.iter().map(Vec::len).sum(),
+            |lists| chain_shard(points, lists),
+        )
     });
     Some(by_key(points, parts.concat()))
 }
@@ -212,14 +211,6 @@ fn chain_shard(points: &[FlowPoint], lists: &[Vec<u32>]) -> Vec<Arrow> {
         }
     }
     out
-}
-
-/// The result of a scoped thread, its panic passed on.
-fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    match h.join() {
-        Ok(v) => v,
-        Err(panic) => std::panic::resume_unwind(panic),
-    }
 }
 
 #[cfg(test)]

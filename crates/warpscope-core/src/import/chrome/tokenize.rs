@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use super::classify::{GpuArgs, read_gpu_args, reads_gpu_args};
+use super::classify::{Class, GpuArgs, classify, kind_reads_args, read_gpu_args};
 use crate::import::json::{self, Parser, SyntaxError, Value};
 
 /// A pid or tid as read, before normalisation.
@@ -35,6 +35,9 @@ pub(super) struct RawEvent<'a> {
     /// lenient tokens in them.
     pub(super) gpu_args: GpuArgs,
     pub(super) gpu_args_read: Option<u64>,
+    /// The class of `cat`, where the tokenizer needed it to decide on reading the args (the
+    /// importer then does not classify it again).
+    pub(super) class: Option<Class>,
     /// Fields present with a type that makes no sense (`"ts": true`).
     pub(super) bad_field: Option<&'static str>,
     pub(super) keys: u32,
@@ -183,7 +186,10 @@ pub(super) fn parse_event<'a>(
                 _ => ev.bad_field = Some("name"),
             },
             b"cat" => match p.value()? {
-                Value::Str(s) => ev.cat = Some(s),
+                Value::Str(s) => {
+                    ev.cat = Some(s);
+                    ev.class = None;
+                }
                 Value::Null => {}
                 _ => ev.bad_field = Some("cat"),
             },
@@ -213,7 +219,8 @@ pub(super) fn parse_event<'a>(
             }
             b"args" => {
                 if ev.ph == b'X'
-                    && ev.cat.as_deref().is_some_and(reads_gpu_args)
+                    && let Some(cat) = ev.cat.as_deref()
+                    && kind_reads_args(ev.class.insert(classify(cat)).slice_kind())
                     && p.peek() == Some(b'{')
                 {
                     let start = p.offset();
@@ -258,13 +265,14 @@ impl RawEvent<'_> {
             args,
             gpu_args: _,
             gpu_args_read,
+            class,
             bad_field,
             keys,
         } = self;
         (*ph, *name, *cat, *ts, *dur) = (0, None, None, None, None);
         (*pid, *tid, *id, *bind_id) = (None, None, None, None);
         (*flow_in, *flow_out, *bp_enclosing, *scope) = (false, false, false, 0);
-        (*args, *gpu_args_read, *bad_field, *keys) = (None, None, None, 0);
+        (*args, *gpu_args_read, *class, *bad_field, *keys) = (None, None, None, None, 0);
     }
 }
 

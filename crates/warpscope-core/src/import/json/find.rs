@@ -28,41 +28,35 @@ fn word_at(hay: &[u8], at: usize) -> Option<u64> {
 /// The first offset in `hay` holding `a` or `b` (as `memchr::memchr2`).
 #[inline]
 pub(crate) fn find2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
-    let mut at = 0;
-    while at < NEAR {
-        let Some(word) = word_at(hay, at) else {
-            return hay[at..]
-                .iter()
-                .position(|&c| c == a || c == b)
-                .map(|k| at + k);
-        };
-        let m = matches(word, a) | matches(word, b);
-        if m != 0 {
-            return Some(at + (m.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    memchr::memchr2(a, b, &hay[at..]).map(|k| at + k)
+    near([a, b], hay).unwrap_or_else(|at| memchr::memchr2(a, b, &hay[at..]).map(|k| at + k))
 }
 
 /// The first offset in `hay` holding `a`, `b` or `c` (as `memchr::memchr3`).
 #[inline]
 pub(crate) fn find3(a: u8, b: u8, c: u8, hay: &[u8]) -> Option<usize> {
+    near([a, b, c], hay).unwrap_or_else(|at| memchr::memchr3(a, b, c, &hay[at..]).map(|k| at + k))
+}
+
+/// The first offset in the first [`NEAR`] bytes of `hay` holding one of `set`, looked for
+/// eight bytes at a time: `Ok` with the answer when it is found there or `hay` ends there,
+/// else `Err` with the offset from which `memchr` takes over.
+#[inline(always)]
+fn near<const N: usize>(set: [u8; N], hay: &[u8]) -> Result<Option<usize>, usize> {
     let mut at = 0;
     while at < NEAR {
         let Some(word) = word_at(hay, at) else {
-            return hay[at..]
+            return Ok(hay[at..]
                 .iter()
-                .position(|&x| x == a || x == b || x == c)
-                .map(|k| at + k);
+                .position(|x| set.contains(x))
+                .map(|k| at + k));
         };
-        let m = matches(word, a) | matches(word, b) | matches(word, c);
+        let m = set.iter().fold(0, |m, &b| m | matches(word, b));
         if m != 0 {
-            return Some(at + (m.trailing_zeros() / 8) as usize);
+            return Ok(Some(at + (m.trailing_zeros() / 8) as usize));
         }
         at += 8;
     }
-    memchr::memchr3(a, b, c, &hay[at..]).map(|k| at + k)
+    Err(at)
 }
 
 /// The offset just past the object or array that opens at `hay[0]` (`{` or `[`), honouring

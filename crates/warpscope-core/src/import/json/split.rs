@@ -149,16 +149,21 @@ impl Lines {
             Place::Line(line) => return line,
             Place::Byte(at) => at.min(self.text.bytes().len()),
         };
-        let (mark_at, mark_line) = self.mark;
-        let whole = self.text.bytes();
-        let line = if at >= mark_at {
-            mark_line + count_newlines(&whole[mark_at..at])
-        } else {
-            mark_line - count_newlines(&whole[at..mark_at])
-        };
-        self.mark = (at, line);
-        line
+        line_from_mark(self.text.bytes(), &mut self.mark, at)
     }
+}
+
+/// The line of `text[at]`, counted from `mark` (an offset in `text` and its line) forward or
+/// back, whichever way `at` lies; `mark` moves to `at`, so that asking in order costs one pass.
+fn line_from_mark(text: &[u8], mark: &mut (usize, u64), at: usize) -> u64 {
+    let (mark_at, mark_line) = *mark;
+    let line = if at >= mark_at {
+        mark_line + count_newlines(&text[mark_at..at])
+    } else {
+        mark_line - count_newlines(&text[at..mark_at])
+    };
+    *mark = (at, line);
+    line
 }
 
 /// How the input ended, as far as the reader can tell.
@@ -219,8 +224,8 @@ struct Input<R> {
     eof: bool,
     /// Bytes dropped from the front of `buf` so far.
     dropped: u64,
-    /// A place in `buf` and its line: line numbers are counted forward from it, so that asking
-    /// for the line of each of many top-level keys stays linear.
+    /// A place in `buf` and its line: line numbers are counted from it, so that asking for the
+    /// line of each of many top-level keys stays linear.
     line_mark: (usize, u64),
     /// True if the compressed stream ended early.
     cut_short: bool,
@@ -301,21 +306,11 @@ impl<R: Read> Input<R> {
             .saturating_add(pos)
     }
 
-    /// The line of `buf[pos]`. Counts from the last place asked about when `pos` is at or
-    /// after it (the usual case), so a walk through the buffer costs one pass in all.
+    /// The line of `buf[pos]`, counted from the last place asked about ([`line_from_mark`]), so
+    /// a walk through the buffer costs one pass in all.
     fn line_at(&mut self, pos: usize) -> u64 {
         let pos = pos.min(self.buf.len());
-        let (from, line) = if pos >= self.line_mark.0 {
-            self.line_mark
-        } else {
-            (
-                0,
-                self.line_mark.1 - count_newlines(&self.buf[..self.line_mark.0]),
-            )
-        };
-        let line = line + count_newlines(&self.buf[from..pos]);
-        self.line_mark = (pos, line);
-        line
+        line_from_mark(&self.buf, &mut self.line_mark, pos)
     }
 
     /// Skips whitespace (and a UTF-8 BOM) and returns the next byte without consuming it.
