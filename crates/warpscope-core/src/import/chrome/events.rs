@@ -582,10 +582,12 @@ impl ChromeState {
         } else {
             self.b.intern(cat_text)
         };
+        let thread = self.flow_threads.id(pid, tid);
         self.flow_points.push(FlowPoint {
             key: (cat, id),
+            ts_ns,
+            thread,
             ph: ev.ph,
-            at: (pid, tid, ts_ns),
             enclosing: ev.ph == b't' || ev.bp_enclosing,
             kind,
         });

@@ -11,7 +11,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::{ChromeState, FlowPoint, RawFlow};
+use super::{ChromeState, FlowPoint, FlowThreads, RawFlow};
 use crate::model::FlowKind;
 use crate::strings::StrId;
 
@@ -46,9 +46,10 @@ impl ChromeState {
         // of the points in a Kineto trace, need no matching, unless flows without a category
         // share their (category, id) keys (launch points all have the empty category).
         let leave_out = launches_linked.then_some(self.unsorted_cat);
-        let flows = match chain(&all, leave_out) {
+        let threads = &self.flow_threads;
+        let flows = match chain(&all, threads, leave_out) {
             Some(flows) => flows,
-            None => chain(&all, None).unwrap_or_default(),
+            None => chain(&all, threads, None).unwrap_or_default(),
         };
         drop(all);
         if self.raw_flows.is_empty() {
@@ -96,7 +97,11 @@ struct Arrow {
 /// On up to [`crate::parallel::threads`] threads: each reads a piece of the points and sorts
 /// where they are out by the thread that will chain their key ([`shard`]); then each thread
 /// chains its keys, reading the pieces' lists in order, with a small state per key.
-fn chain(points: &[FlowPoint], leave_out_launches: Option<StrId>) -> Option<Vec<RawFlow>> {
+fn chain(
+    points: &[FlowPoint],
+    threads_of: &FlowThreads,
+    leave_out_launches: Option<StrId>,
+) -> Option<Vec<RawFlow>> {
     let threads = crate::parallel::threads()
         .min(points.len() / MIN_POINTS_PER_THREAD)
         .max(1);
@@ -142,13 +147,13 @@ fn chain(points: &[FlowPoint], leave_out_launches: Option<StrId>) -> Option<Vec<
             |lists| chain_shard(points, lists),
         )
     });
-    Some(by_key(points, parts.concat()))
+    Some(by_key(points, threads_of, parts.concat()))
 }
 
 /// The flows of `arrows` by key, those of one key in the order they were chained: the order
 /// of their ends (an arrow ends on the point being read, or on an `f` read before its start
 /// that no arrow of the key has ended on since, so never before an earlier arrow's end).
-fn by_key(points: &[FlowPoint], mut arrows: Vec<Arrow>) -> Vec<RawFlow> {
+fn by_key(points: &[FlowPoint], threads: &FlowThreads, mut arrows: Vec<Arrow>) -> Vec<RawFlow> {
     // An end is the end of one arrow only: the key tells every arrow apart.
     crate::parallel::sort_unique_by_key(&mut arrows, |a| (a.cat, a.id, a.to));
     arrows
@@ -156,8 +161,8 @@ fn by_key(points: &[FlowPoint], mut arrows: Vec<Arrow>) -> Vec<RawFlow> {
         .map(|a| {
             let (from, to) = (&points[a.from as usize], &points[a.to as usize]);
             RawFlow {
-                from: from.at,
-                to: to.at,
+                from: threads.at(from),
+                to: threads.at(to),
                 to_enclosing: to.enclosing,
                 kind: to.kind,
             }
@@ -219,14 +224,25 @@ mod tests {
     use crate::model::TraceId;
     use crate::parallel::with_threads;
 
+    /// A point on thread (1, `cat`).
     fn point(cat: u32, id: u64, ph: u8, ts: i64, kind: FlowKind) -> FlowPoint {
         FlowPoint {
             key: (StrId(cat), id),
+            ts_ns: ts,
+            thread: cat,
             ph,
-            at: (TraceId::Int(1), TraceId::Int(i64::from(cat)), ts),
             enclosing: ph == b't',
             kind,
         }
+    }
+
+    /// [`chain`] with the threads of [`point`].
+    fn chain_of(points: &[FlowPoint], leave_out: Option<StrId>) -> Option<Vec<RawFlow>> {
+        let mut threads = FlowThreads::default();
+        for cat in 0..8 {
+            threads.id(TraceId::Int(1), TraceId::Int(cat));
+        }
+        chain(points, &threads, leave_out)
     }
 
     /// The arrows as (from time, to time, to_enclosing, kind), sorted: the order they come out
@@ -261,7 +277,7 @@ mod tests {
             (20, 30, false, fb),
         ];
         for threads in [1, 2, 16] {
-            let got = with_threads(threads, || chain(&points, None)).unwrap_or_default();
+            let got = with_threads(threads, || chain_of(&points, None)).unwrap_or_default();
             assert_eq!(arrows(&got), expected, "{threads} threads");
         }
     }
@@ -287,12 +303,12 @@ mod tests {
                 ));
             }
         }
-        let one = arrows(&with_threads(1, || chain(&points, None)).unwrap_or_default());
+        let one = arrows(&with_threads(1, || chain_of(&points, None)).unwrap_or_default());
         // Even ids give two arrows, odd ids one (their first f is dropped, no s before it).
         assert_eq!(one.len(), 300 * 2 + 300);
         for threads in [2, 3, 16] {
             assert_eq!(
-                arrows(&with_threads(threads, || chain(&points, None)).unwrap_or_default()),
+                arrows(&with_threads(threads, || chain_of(&points, None)).unwrap_or_default()),
                 one
             );
         }
@@ -311,7 +327,7 @@ mod tests {
         }
         let fb = FlowKind::ForwardBackward as u8;
         for threads in [1, 2, 16] {
-            let kept = with_threads(threads, || chain(&points, Some(StrId(0))));
+            let kept = with_threads(threads, || chain_of(&points, Some(StrId(0))));
             let kept = kept.expect("no other flow without a category");
             assert_eq!(kept.len(), 200, "{threads} threads");
             assert!(kept.iter().all(|f| f.kind == FlowKind::ForwardBackward));
@@ -320,13 +336,13 @@ mod tests {
                 kept.windows(2).all(|w| w[0].from.2 < w[1].from.2),
                 "{threads} threads"
             );
-            let all = with_threads(threads, || chain(&points, None)).unwrap_or_default();
+            let all = with_threads(threads, || chain_of(&points, None)).unwrap_or_default();
             assert_eq!(all.len(), 400, "{threads} threads");
             assert_eq!(arrows(&all).iter().filter(|a| a.3 == fb).count(), 200);
             // A flow of another kind with no category shares the launches' keys.
             let mut mixed = points.clone();
             mixed.push(point(0, 5, b'f', 3, FlowKind::Other));
-            assert!(with_threads(threads, || chain(&mixed, Some(StrId(0)))).is_none());
+            assert!(with_threads(threads, || chain_of(&mixed, Some(StrId(0)))).is_none());
         }
     }
 }

@@ -217,15 +217,58 @@ struct OpenBegin {
     args: Option<Vec<u8>>,
 }
 
-/// One `s`/`t`/`f` event.
+/// One `s`/`t`/`f` event, in 32 bytes: a trace has millions, and the importing thread copies
+/// every worker's points in file order.
 #[derive(Clone, Copy)]
 struct FlowPoint {
     /// The flow's category and id: the points of one flow share it.
     key: (StrId, u64),
+    ts_ns: i64,
+    /// Its (pid, tid): an index into [`FlowThreads`].
+    thread: u32,
     ph: u8,
-    at: (TraceId, TraceId, i64),
     enclosing: bool,
     kind: FlowKind,
+}
+
+const _: () = assert!(std::mem::size_of::<FlowPoint>() == 32);
+
+/// The (pid, tid) pairs of flow points, numbered in the order they first occur.
+#[derive(Default)]
+struct FlowThreads {
+    list: Vec<(TraceId, TraceId)>,
+    ids: FxHashMap<(TraceId, TraceId), u32>,
+    /// The pair asked for last, and its number (a thread's flow points come in runs).
+    last: Option<((TraceId, TraceId), u32)>,
+}
+
+impl FlowThreads {
+    /// The number of `(pid, tid)`, given one if new.
+    fn id(&mut self, pid: TraceId, tid: TraceId) -> u32 {
+        let key = (pid, tid);
+        if let Some((last, id)) = self.last
+            && last == key
+        {
+            return id;
+        }
+        let next = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+        let id = *self.ids.entry(key).or_insert(next);
+        if id == next {
+            self.list.push(key);
+        }
+        self.last = Some((key, id));
+        id
+    }
+
+    /// Where point `p` is: its pid, tid and time.
+    fn at(&self, p: &FlowPoint) -> (TraceId, TraceId, i64) {
+        let (pid, tid) = self
+            .list
+            .get(p.thread as usize)
+            .copied()
+            .unwrap_or((TraceId::Int(0), TraceId::Int(0)));
+        (pid, tid, p.ts_ns)
+    }
 }
 
 /// A flow end point as read, bound to tracks in `finish`.
@@ -318,6 +361,8 @@ struct ChromeState {
     /// Flow points (`s`, `t`, `f`) in file order, grouped by (category, id) and matched at the
     /// end (one flat list: a map of small vectors cost an allocation per flow).
     flow_points: Vec<FlowPoint>,
+    /// The (pid, tid) pairs of `flow_points`.
+    flow_threads: FlowThreads,
     /// v2 flow ends (`bind_id`): (id, is the start, the event's track and index).
     bind_points: Vec<(u64, bool, TrackId, u32, i64)>,
     raw_flows: Vec<RawFlow>,
@@ -353,6 +398,7 @@ impl ChromeState {
             open_begins: FxHashMap::default(),
             open_async: FxHashMap::default(),
             flow_points: Vec::new(),
+            flow_threads: FlowThreads::default(),
             bind_points: Vec::new(),
             raw_flows: Vec::new(),
             counters: FxHashMap::default(),

@@ -81,11 +81,19 @@ impl ChromeState {
                 .entry((remap.trace_id(pid), remap.trace_id(tid)))
                 .or_insert(remap.track(track));
         }
+        let threads: Vec<u32> = other
+            .flow_threads
+            .list
+            .iter()
+            .map(|&(pid, tid)| {
+                self.flow_threads
+                    .id(remap.trace_id(pid), remap.trace_id(tid))
+            })
+            .collect();
         self.flow_points
             .extend(other.flow_points.into_iter().map(|mut p| {
                 p.key.0 = remap.string(p.key.0);
-                p.at.0 = remap.trace_id(p.at.0);
-                p.at.1 = remap.trace_id(p.at.1);
+                p.thread = threads.get(p.thread as usize).copied().unwrap_or(p.thread);
                 p
             }));
         for (id, is_out, track, index, ts_ns) in other.bind_points {
