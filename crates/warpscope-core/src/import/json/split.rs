@@ -73,17 +73,20 @@ pub struct Buffers {
 }
 
 impl Buffers {
-    /// An empty buffer that can hold at least `capacity` bytes.
+    /// An empty buffer that can hold at least `capacity` bytes: one given back if one is big
+    /// enough, else a new one an eighth bigger, so that it fits the next blocks too, whose
+    /// sizes vary by what follows their cut. A buffer given back is never grown here: growing
+    /// copies it, and growing by doubling would let the sizes asked for creep upwards.
     fn take(&self, capacity: usize) -> Vec<u8> {
-        let mut bytes = self
-            .free
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop()
-            .unwrap_or_default();
-        bytes.clear();
-        bytes.reserve(capacity);
-        bytes
+        let mut free = self.free.lock().unwrap_or_else(PoisonError::into_inner);
+        match free.iter().position(|b| b.capacity() >= capacity) {
+            Some(i) => {
+                let mut bytes = free.swap_remove(i);
+                bytes.clear();
+                bytes
+            }
+            None => Vec::with_capacity(capacity.saturating_add(capacity / 8)),
+        }
     }
 
     fn give_back(&self, bytes: Vec<u8>) {
@@ -866,7 +869,11 @@ fn stream_events<R: Read, T>(
         let mut shift = 0;
         if end > block_start {
             let bytes = if block_start == 0 && input.buf.len() - end <= end / 8 {
-                let mut rest = input.buffers.take(input.buf.capacity());
+                // Room for what follows the cut and the next block read into it.
+                let rest_len = input.buf.len() - end;
+                let mut rest = input
+                    .buffers
+                    .take(rest_len + block_bytes + block_bytes / 16);
                 rest.extend_from_slice(&input.buf[end..]);
                 let mut bytes = std::mem::replace(&mut input.buf, rest);
                 bytes.truncate(end);
@@ -913,35 +920,45 @@ mod tests {
         }
         text.extend_from_slice(b"{}]}");
         let expected = text[text.iter().position(|&b| b == b'[').unwrap() + 1..].to_vec();
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let options = SplitOptions {
-            block_bytes: 512,
-            ..SplitOptions::default()
-        };
-        let reader = std::thread::spawn(move || {
-            split_stream_with(&text[..], &tx, |b: &[u8]| b.len(), options);
-        });
-        let (mut all, mut blocks, mut buffers) = (Vec::new(), 0, None);
-        for chunk in rx {
-            if let Chunk::Events { bytes, .. } = chunk {
-                all.extend_from_slice(&bytes);
-                blocks += 1;
-                if let Block::Owned { buffers: b, .. } = &bytes {
-                    buffers.get_or_insert_with(|| Arc::clone(b));
+        // Blocks of one byte (a block per element) and of a few elements.
+        for block_bytes in [1, 512] {
+            let (tx, rx) = std::sync::mpsc::sync_channel(1);
+            let options = SplitOptions {
+                block_bytes,
+                ..SplitOptions::default()
+            };
+            let input = text.clone();
+            let reader = std::thread::spawn(move || {
+                split_stream_with(&input[..], &tx, |b: &[u8]| b.len(), options);
+            });
+            let (mut all, mut blocks, mut buffers, mut biggest) = (Vec::new(), 0, None, 0);
+            for chunk in rx {
+                if let Chunk::Events { bytes, .. } = chunk {
+                    all.extend_from_slice(&bytes);
+                    blocks += 1;
+                    if let Block::Owned { bytes, buffers: b } = &bytes {
+                        buffers.get_or_insert_with(|| Arc::clone(b));
+                        biggest = biggest.max(bytes.capacity());
+                    }
+                    // Dropped here: its buffer goes back for a later block.
                 }
-                // Dropped here: its buffer goes back for a later block.
             }
+            reader.join().unwrap();
+            assert_eq!(all, expected, "blocks of {block_bytes}");
+            assert!(blocks > 200, "{blocks} blocks of {block_bytes}");
+            // Every buffer came back; there are only as many as were in flight at once (the
+            // queue's one, the one being sent, the one read into, the one held here).
+            let free = buffers.unwrap().free.lock().unwrap().len();
+            assert!(
+                (1..=6).contains(&free),
+                "{free} buffers for {blocks} blocks of {block_bytes}"
+            );
+            // Reusing buffers does not let their sizes creep up from block to block.
+            assert!(
+                biggest <= 4 * block_bytes.max(64),
+                "a buffer of {biggest} bytes for blocks of {block_bytes}"
+            );
         }
-        reader.join().unwrap();
-        assert_eq!(all, expected);
-        assert!(blocks > 200, "{blocks} blocks");
-        // Every buffer came back; there are only as many as were in flight at once (the
-        // queue's one, the one being sent, the one read into, the one held here).
-        let free = buffers.unwrap().free.lock().unwrap().len();
-        assert!(
-            (1..=6).contains(&free),
-            "{free} buffers for {blocks} blocks"
-        );
     }
 
     #[test]
