@@ -869,11 +869,11 @@ fn stream_events<R: Read, T>(
         let mut shift = 0;
         if end > block_start {
             let bytes = if block_start == 0 && input.buf.len() - end <= end / 8 {
-                // Room for what follows the cut and the next block read into it.
-                let rest_len = input.buf.len() - end;
-                let mut rest = input
-                    .buffers
-                    .take(rest_len + block_bytes + block_bytes / 16);
+                // Room for what follows the cut and the next block read into it (a bigger
+                // block grows the buffer as it is read).
+                let next_block = block_bytes.saturating_add(block_bytes / 16);
+                let room = (input.buf.len() - end).saturating_add(next_block.min(2 * BLOCK_BYTES));
+                let mut rest = input.buffers.take(room);
                 rest.extend_from_slice(&input.buf[end..]);
                 let mut bytes = std::mem::replace(&mut input.buf, rest);
                 bytes.truncate(end);
