@@ -65,8 +65,8 @@ pub type SharedText = Arc<dyn WholeText>;
 /// The buffers of blocks read from a stream, given back when the blocks are dropped (parsed)
 /// and read into again: the reader then writes into memory already paged in and in the caches,
 /// where fresh buffers cost a page fault per 4 KiB, the kernel zeroing the page, and handing
-/// the memory back (6% of the CPU time of a gzip-compressed trace). It holds no more buffers
-/// than were in flight at once.
+/// the memory back (6% of the CPU time of a gzip-compressed trace). It keeps every buffer given
+/// back until the import ends: about as many as blocks were in flight at once.
 #[derive(Default)]
 pub struct Buffers {
     free: Mutex<Vec<Vec<u8>>>,
