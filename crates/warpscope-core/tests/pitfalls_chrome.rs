@@ -1886,6 +1886,66 @@ fn import_threads(
 }
 
 #[test]
+fn flows_between_threads_bind_to_the_same_events_whichever_block_sees_a_thread_first() {
+    // Flow i starts in slice src{i} on one of three threads (string and numeric ids) and ends
+    // in dst{i} on the next; the elements of each flow are written in a different order, so
+    // that the workers' blocks meet the threads in different orders and number them
+    // differently from the importing thread.
+    let threads = [
+        (r#""1""#, r#""main""#),
+        (r#""1""#, "7"),
+        (r#""Spans""#, r#""loader""#),
+    ];
+    let mut events = Vec::new();
+    for i in 0..300u64 {
+        let (ap, at) = threads[(i % 3) as usize];
+        let (bp, bt) = threads[((i + 1) % 3) as usize];
+        let ts = 100 * i;
+        let src = format!(
+            r#"{{"ph": "X", "name": "src{i}", "pid": {ap}, "tid": {at}, "ts": {ts}, "dur": 10}}"#
+        );
+        let dst = format!(
+            r#"{{"ph": "X", "name": "dst{i}", "pid": {bp}, "tid": {bt}, "ts": {}, "dur": 10}}"#,
+            ts + 50
+        );
+        let s = format!(
+            r#"{{"ph": "s", "cat": "fwd", "id": {i}, "pid": {ap}, "tid": {at}, "ts": {}}}"#,
+            ts + 5
+        );
+        let f = format!(
+            r#"{{"ph": "f", "cat": "fwd", "id": {i}, "pid": {bp}, "tid": {bt}, "ts": {}, "bp": "e"}}"#,
+            ts + 55
+        );
+        match i % 4 {
+            0 => events.extend([src, s, dst, f]),
+            1 => events.extend([dst, src, s, f]),
+            2 => events.extend([s, dst, f, src]),
+            _ => events.extend([dst, s, f, src]),
+        }
+    }
+    let data = format!("[{}]", events.join(",\n"));
+    let expected: Vec<(String, String)> = (0..300)
+        .map(|i| (format!("src{i}"), format!("dst{i}")))
+        .collect();
+    for block_bytes in [64, 300, 2000, 1 << 20] {
+        for workers in [0, 2, 3, 5] {
+            let p = import_threads("flows.json", data.as_bytes(), block_bytes, workers).unwrap();
+            let name = |e: &warpscope_core::model::EventRef| {
+                let t = &p.tracks[e.track as usize];
+                p.str(t.events.name[e.index as usize]).to_string()
+            };
+            let mut got: Vec<(String, String)> = p
+                .flows
+                .iter()
+                .map(|f| (name(&f.from), name(&f.to)))
+                .collect();
+            got.sort_by_key(|(from, _)| from[3..].parse::<u32>().unwrap_or(u32::MAX));
+            assert_eq!(got, expected, "blocks of {block_bytes}, {workers} workers");
+        }
+    }
+}
+
+#[test]
 fn a_file_that_yields_nothing_because_it_is_broken_is_an_error() {
     let first =
         r#"{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2}"#;

@@ -260,13 +260,10 @@ impl FlowThreads {
         id
     }
 
-    /// Where point `p` is: its pid, tid and time.
+    /// Where point `p` is: its pid, tid and time. Every point's number was given by this
+    /// table (or renumbered into it by `absorb`).
     fn at(&self, p: &FlowPoint) -> (TraceId, TraceId, i64) {
-        let (pid, tid) = self
-            .list
-            .get(p.thread as usize)
-            .copied()
-            .unwrap_or((TraceId::Int(0), TraceId::Int(0)));
+        let (pid, tid) = self.list[p.thread as usize];
         (pid, tid, p.ts_ns)
     }
 }

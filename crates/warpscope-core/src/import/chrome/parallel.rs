@@ -93,7 +93,8 @@ impl ChromeState {
         self.flow_points
             .extend(other.flow_points.into_iter().map(|mut p| {
                 p.key.0 = remap.string(p.key.0);
-                p.thread = threads.get(p.thread as usize).copied().unwrap_or(p.thread);
+                // The worker numbered the point in its own table, which `threads` renumbers.
+                p.thread = threads[p.thread as usize];
                 p
             }));
         for (id, is_out, track, index, ts_ns) in other.bind_points {
