@@ -86,23 +86,8 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
     // launches that start in it on its own thread. Otherwise they are sorted out by track
     // first, on this thread.
     let flows = &profile.flows;
-    let by_start = flows.is_sorted_by_key(|f| f.from);
-    let mut launches: Vec<Launches> = vec![Vec::new(); if by_start { 0 } else { ids.len() }];
-    if !by_start {
-        let mut op_track = vec![usize::MAX; profile.tracks.len()];
-        for (n, &i) in ids.iter().enumerate() {
-            op_track[i] = n;
-        }
-        for (track, index, gpu_ns) in launch_times(profile, flows, &has_ops, range) {
-            launches[op_track[track as usize]].push((index, gpu_ns));
-        }
-        // A piece finds its launches by where they are on the track.
-        for l in &mut launches {
-            if !l.is_sorted_by_key(|&(from, _)| from) {
-                l.sort_unstable_by_key(|&(from, _)| from);
-            }
-        }
-    }
+    let by_track = (!flows.is_sorted_by_key(|f| f.from))
+        .then(|| launches_by_track(profile, &ids, &has_ops, range));
     let work = || {
         let mut jobs: Vec<(usize, Range<usize>)> = op_pieces(&tracks);
         // Each piece on one thread: the pieces already share the threads out.
@@ -110,8 +95,14 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
             &mut jobs,
             |(_, span)| span.len(),
             |(t, span)| {
-                crate::parallel::with_threads(1, || {
-                    if by_start {
+                crate::parallel::with_threads(1, || match &by_track {
+                    Some(by_track) => {
+                        let l = &by_track[*t];
+                        let first = l.partition_point(|&(from, _)| (from as usize) < span.start);
+                        let end = l.partition_point(|&(from, _)| (from as usize) < span.end);
+                        span_ops(tracks[*t], span.clone(), &l[first..end], range)
+                    }
+                    None => {
                         let at = |index: usize| EventRef {
                             track: u32::try_from(ids[*t]).unwrap_or(u32::MAX),
                             index: u32::try_from(index).unwrap_or(u32::MAX),
@@ -122,12 +113,8 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
                             launch_times(profile, &flows[first..end], &has_ops, range)
                                 .map(|(_, index, gpu_ns)| (index, gpu_ns))
                                 .collect();
-                        return span_ops(tracks[*t], span.clone(), &mine, range);
+                        span_ops(tracks[*t], span.clone(), &mine, range)
                     }
-                    let l = &launches[*t];
-                    let first = l.partition_point(|&(from, _)| (from as usize) < span.start);
-                    let end = l.partition_point(|&(from, _)| (from as usize) < span.end);
-                    span_ops(tracks[*t], span.clone(), &l[first..end], range)
                 })
             },
         )
@@ -158,6 +145,31 @@ pub fn cpu_ops(profile: &Profile, range: TimeRange) -> Vec<OpRow> {
         .collect();
     super::by_total_then_name(&mut rows, |r| (r.total_ns, &r.name));
     rows
+}
+
+/// The launches of each operator track (`ids`, tracks with operators `has_ops`), in the order
+/// of their events on it, for flows not sorted by where they start.
+fn launches_by_track(
+    profile: &Profile,
+    ids: &[usize],
+    has_ops: &[bool],
+    range: TimeRange,
+) -> Vec<Launches> {
+    let mut op_track = vec![usize::MAX; profile.tracks.len()];
+    for (n, &i) in ids.iter().enumerate() {
+        op_track[i] = n;
+    }
+    let mut launches: Vec<Launches> = vec![Vec::new(); ids.len()];
+    for (track, index, gpu_ns) in launch_times(profile, &profile.flows, has_ops, range) {
+        launches[op_track[track as usize]].push((index, gpu_ns));
+    }
+    // A piece finds its launches by where they are on the track.
+    for l in &mut launches {
+        if !l.is_sorted_by_key(|&(from, _)| from) {
+            l.sort_unstable_by_key(|&(from, _)| from);
+        }
+    }
+    launches
 }
 
 /// The (track, event, GPU time) of the launch flows among `flows` that start on a track with

@@ -871,14 +871,15 @@ fn stream_events<R: Read, T>(
         if end > block_start {
             let bytes = if block_start == 0 && input.buf.len() - end <= end / 8 {
                 // Room for what follows the cut and the next block read into it (a bigger
-                // block grows the buffer as it is read).
-                // The last block leaves nothing to read.
-                let next_block = block_bytes.saturating_add(block_bytes / 16);
-                let room = (input.buf.len() - end).saturating_add(next_block.min(2 * BLOCK_BYTES));
+                // block grows the buffer as it is read); after the last block, none.
                 let mut rest = if last {
                     Vec::new()
                 } else {
-                    input.buffers.take(room)
+                    let next_block = block_bytes.saturating_add(block_bytes / 16);
+                    let rest_len = input.buf.len() - end;
+                    input
+                        .buffers
+                        .take(rest_len.saturating_add(next_block.min(2 * BLOCK_BYTES)))
                 };
                 rest.extend_from_slice(&input.buf[end..]);
                 let mut bytes = std::mem::replace(&mut input.buf, rest);
