@@ -91,6 +91,23 @@ where
     results.into_iter().map(|(_, r)| r).collect()
 }
 
+/// Runs `a` and `b` side by side (`a` on a thread of its own) when [`threads`] is more than one,
+/// else one after the other on the calling thread; returns both results. `b` runs on the
+/// calling thread, so it keeps what [`with_threads`] set there.
+pub fn join<A: Send, B>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
+    if threads() <= 1 {
+        return (a(), b());
+    }
+    std::thread::scope(|scope| {
+        let a = scope.spawn(a);
+        let b = b();
+        match a.join() {
+            Ok(a) => (a, b),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
 /// The smallest piece [`pieces`] cuts: below this, a thread costs more than it saves.
 #[cfg(not(test))]
 const MIN_PIECE: usize = 1 << 16;
@@ -98,18 +115,36 @@ const MIN_PIECE: usize = 1 << 16;
 #[cfg(test)]
 const MIN_PIECE: usize = 64;
 
+/// The smallest piece [`pieces_for_searches`] cuts.
+#[cfg(not(test))]
+const MIN_SEARCH_PIECE: usize = 1 << 12;
+/// Small pieces in unit tests, as [`MIN_PIECE`].
+#[cfg(test)]
+const MIN_SEARCH_PIECE: usize = 16;
+
 /// Cuts lists of `lens[i]` items into pieces for [`map_mut`]: (list, range of its items), in
 /// list order then item order, so that results joined in piece order are in item order. A
 /// list is cut into pieces of about a quarter of one thread's share (at least [`MIN_PIECE`]),
 /// so that one long list (a track with millions of events) is spread over the cores too; with
 /// one thread, every list is one piece. Empty lists give no piece.
 pub(crate) fn pieces(lens: &[usize]) -> Vec<(usize, std::ops::Range<usize>)> {
+    pieces_of_at_least(lens, MIN_PIECE)
+}
+
+/// [`pieces`] for work that costs a search per item (a few cache misses), far more than a pass
+/// over memory: pieces of at least [`MIN_SEARCH_PIECE`] items, so that a list of a hundred
+/// thousand items is spread over the cores too.
+pub(crate) fn pieces_for_searches(lens: &[usize]) -> Vec<(usize, std::ops::Range<usize>)> {
+    pieces_of_at_least(lens, MIN_SEARCH_PIECE)
+}
+
+fn pieces_of_at_least(lens: &[usize], min_piece: usize) -> Vec<(usize, std::ops::Range<usize>)> {
     let threads = threads().max(1);
     let total: usize = lens.iter().sum();
     let size = if threads == 1 {
         usize::MAX
     } else {
-        (total / (threads * 4)).max(MIN_PIECE)
+        (total / (threads * 4)).max(min_piece).max(1)
     };
     let mut out = Vec::new();
     for (list, &len) in lens.iter().enumerate() {
@@ -415,8 +450,15 @@ mod tests {
     #[test]
     fn pieces_cover_every_item_once_in_order() {
         let lens = [0, 5, 3000, 1, 700];
-        for threads in [1, 2, 16] {
-            let got = with_threads(threads, || pieces(&lens));
+        for (threads, searches) in [1, 2, 16].into_iter().flat_map(|t| [(t, false), (t, true)]) {
+            let cut = |lens: &[usize]| {
+                if searches {
+                    pieces_for_searches(lens)
+                } else {
+                    pieces(lens)
+                }
+            };
+            let got = with_threads(threads, || cut(&lens));
             let mut next = vec![0usize; lens.len()];
             let mut last_list = 0;
             for (list, range) in &got {
@@ -431,8 +473,32 @@ mod tests {
                 assert_eq!(got.len(), 4, "one piece per non-empty list");
             }
         }
-        // 16 threads cut the long list in pieces of at least MIN_PIECE.
-        assert!(with_threads(16, || pieces(&lens)).len() > 4);
+        // 16 threads cut the long list in pieces of at least MIN_PIECE; work that searches
+        // per item in smaller ones.
+        let pieces_16 = with_threads(16, || pieces(&lens));
+        assert!(pieces_16.len() > 4);
+        // The first piece of the long list (the last of a list may be shorter).
+        let first_of_long = |p: &[(usize, std::ops::Range<usize>)]| {
+            p.iter().find(|(list, _)| *list == 2).map(|(_, r)| r.len())
+        };
+        assert!(first_of_long(&pieces_16) >= Some(MIN_PIECE));
+        let searches_16 = with_threads(16, || pieces_for_searches(&lens));
+        assert!(searches_16.len() > pieces_16.len());
+        assert!(first_of_long(&searches_16) >= Some(MIN_SEARCH_PIECE));
+    }
+
+    #[test]
+    fn join_returns_both_results_and_keeps_the_callers_threads_on_its_side() {
+        for threads in [1, 2, 16] {
+            let (a, (b, b_threads)) = with_threads(threads, || {
+                join(
+                    || (0..1_000u64).sum::<u64>(),
+                    || ((0..10u64).product::<u64>(), super::threads()),
+                )
+            });
+            assert_eq!((a, b), (499_500, 0), "{threads} threads");
+            assert_eq!(b_threads, threads, "b runs on the calling thread");
+        }
     }
 
     #[test]

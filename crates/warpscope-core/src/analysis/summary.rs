@@ -7,6 +7,7 @@ use super::{
     ActivityRow, ApiRow, CopyRow, OpRow, api_calls, copies_by_kind, cpu_ops, gpu_activities,
 };
 use crate::model::{Profile, UnifiedMemorySummaryRow, Warning};
+use crate::parallel::join;
 use crate::time::TimeRange;
 
 /// Where the profile came from, as reported.
@@ -68,18 +69,29 @@ pub struct SummaryReport {
 /// (all rows if `None`).
 pub fn summary_report(profile: &Profile, range: TimeRange, top: Option<usize>) -> SummaryReport {
     let cut = |n: usize| top.map_or(n, |t| t.min(n));
-    let mut gpu = gpu_activities(profile, range);
+    // The tables are independent. The three read in one pass each (their own threads) run
+    // beside the CPU-operators table, which spreads over the threads itself.
+    let one_pass = || {
+        join(
+            || {
+                join(
+                    || gpu_activities(profile, range),
+                    || api_calls(profile, range),
+                )
+            },
+            || copies_by_kind(profile, range),
+        )
+    };
+    let (((mut gpu, mut api), memcpy), mut ops) = join(one_pass, || cpu_ops(profile, range));
     let gpu_total_ns = super::saturating_sum(gpu.iter().map(|r| r.stats.total_ns));
     gpu.truncate(cut(gpu.len()));
-    let mut api = api_calls(profile, range);
     api.truncate(cut(api.len()));
-    let mut ops = cpu_ops(profile, range);
     ops.truncate(cut(ops.len()));
     SummaryReport {
         source: SourceReport::of(profile),
         gpu_total_ns,
         gpu_activities: gpu,
-        memcpy: copies_by_kind(profile, range),
+        memcpy,
         api,
         ops,
         unified_memory: profile

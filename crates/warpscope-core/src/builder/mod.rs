@@ -578,7 +578,8 @@ impl ProfileBuilder {
                 kind: pf.kind,
             })
         };
-        let mut pieces = crate::parallel::pieces(&[pending.len()]);
+        // A binding is two binary searches.
+        let mut pieces = crate::parallel::pieces_for_searches(&[pending.len()]);
         let bound = crate::parallel::map_mut(
             &mut pieces,
             |(_, range)| range.len(),
@@ -641,15 +642,24 @@ impl ProfileBuilder {
         let usable = || {
             self.tracks.iter().flat_map(|t| {
                 let ev = &t.events;
-                (0..ev.len()).filter_map(move |i| {
-                    let (s, d) = (ev.start_ns[i], ev.dur_ns[i]);
-                    (d >= 0).then(|| s.checked_add(d).map(|e| (s, e))).flatten()
-                })
+                (0..ev.len()).filter_map(move |i| usable_span(ev, i))
             })
         };
-        let bounds = usable().fold(None, |acc: Option<(i64, i64)>, (s, e)| {
-            Some(acc.map_or((s, e), |(lo, hi)| (lo.min(s), hi.max(e))))
-        });
+        // The bounds of every event: in pieces of the tracks, on all threads.
+        let lens: Vec<usize> = self.tracks.iter().map(|t| t.events.len()).collect();
+        let mut pieces = crate::parallel::pieces(&lens);
+        let piece_bounds = crate::parallel::map_mut(
+            &mut pieces,
+            |(_, range)| range.len(),
+            |(track, range)| {
+                let ev = &self.tracks[*track].events;
+                range
+                    .clone()
+                    .filter_map(|i| usable_span(ev, i))
+                    .fold(None, widen)
+            },
+        );
+        let bounds = piece_bounds.into_iter().flatten().fold(None, widen);
         if let Some((lo, hi)) = bounds {
             if i128::from(hi) - i128::from(lo) <= i128::from(TIME_LIMIT_NS) {
                 // Counter samples and markers before the first event move time zero too, as
@@ -683,6 +693,18 @@ impl ProfileBuilder {
             None => self.markers.iter().map(|m| m.time_ns).min().unwrap_or(0),
         }
     }
+}
+
+/// Event `i`'s (start, end), if its duration is usable (not negative, and its end within
+/// `i64`).
+fn usable_span(ev: &Events, i: usize) -> Option<(i64, i64)> {
+    let (s, d) = (ev.start_ns[i], ev.dur_ns[i]);
+    (d >= 0).then(|| s.checked_add(d).map(|e| (s, e))).flatten()
+}
+
+/// `bounds` widened to take in `span`.
+fn widen(bounds: Option<(i64, i64)>, (s, e): (i64, i64)) -> Option<(i64, i64)> {
+    Some(bounds.map_or((s, e), |(lo, hi)| (lo.min(s), hi.max(e))))
 }
 
 /// Puts tracks in profile order — GPU tracks by device, context, stream and lane, then the others

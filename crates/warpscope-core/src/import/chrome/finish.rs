@@ -351,22 +351,27 @@ impl ChromeState {
                 }
             }
         }
+        // The track of each thread flow points were read on, looked up once per thread.
+        let track_of: Vec<Option<TrackId>> = self
+            .flow_threads
+            .list
+            .iter()
+            .map(|key| thread_tracks.get(key).copied())
+            .collect();
+        let track = |thread: u32| track_of.get(thread as usize).copied().flatten();
         for f in std::mem::take(&mut self.raw_flows) {
             if f.kind == FlowKind::Launch && launches_linked {
                 // Correlation ids already link every launch; the arrows would duplicate them.
                 continue;
             }
-            let (Some(&from_track), Some(&to_track)) = (
-                thread_tracks.get(&(f.from.0, f.from.1)),
-                thread_tracks.get(&(f.to.0, f.to.1)),
-            ) else {
+            let (Some(from_track), Some(to_track)) = (track(f.from.0), track(f.to.0)) else {
                 continue;
             };
             self.b.pending_flows.push(PendingFlow {
                 from_track,
-                from_ns: f.from.2,
+                from_ns: f.from.1,
                 to_track,
-                to_ns: f.to.2,
+                to_ns: f.to.1,
                 to_enclosing: f.to_enclosing,
                 kind: f.kind,
             });

@@ -4,14 +4,14 @@
 //! The points of one (category, id) are chained in file order. Each key is chained on its own,
 //! so the keys are shared out among up to [`crate::parallel::threads`] threads by a hash of the
 //! key, each thread reading the points in file order and keeping a small state per key of its
-//! own: no sort of the points. Only the arrows (one per two points in a Kineto trace, the launch
-//! points left out) are sorted, by key, which is the order the old sort of the points gave: the
-//! builder sorts all flows by (from, to, kind) in the end, but binds them to events several
-//! times faster in this order (the ids of a key space rise with time).
+//! own: no sort of the points. Only each thread's arrows (one per two points in a Kineto trace,
+//! the launch points left out) are sorted, by key, on that thread: the builder sorts all flows by
+//! (from, to, kind) in the end, but binds them to events several times faster in this order (the
+//! ids of a key space rise with time).
 
 use rustc_hash::FxHashMap;
 
-use super::{ChromeState, FlowPoint, FlowThreads, RawFlow};
+use super::{ChromeState, FlowPoint, RawFlow};
 use crate::model::FlowKind;
 use crate::strings::StrId;
 
@@ -46,10 +46,9 @@ impl ChromeState {
         // of the points in a Kineto trace, need no matching, unless flows without a category
         // share their (category, id) keys (launch points all have the empty category).
         let leave_out = launches_linked.then_some(self.unsorted_cat);
-        let threads = &self.flow_threads;
-        let flows = match chain(&all, threads, leave_out) {
+        let flows = match chain(&all, leave_out) {
             Some(flows) => flows,
-            None => chain(&all, threads, None).unwrap_or_default(),
+            None => chain(&all, None).unwrap_or_default(),
         };
         drop(all);
         if self.raw_flows.is_empty() {
@@ -88,20 +87,16 @@ struct Arrow {
     to: u32,
 }
 
-/// The arrows of `points` (in file order), each key chained on its own, by key (those of one
-/// key in the order they were chained): the order a sort of the points by key gives, in which
-/// the builder finds the flows' events fastest (the ids of a key space rise with time). With
+/// The arrows of `points` (in file order), each key chained on its own; each thread's by key
+/// (those of one key in the order they were chained), the order in which the builder finds the
+/// flows' events fastest (the ids of a key space rise with time). With
 /// `leave_out_launches`, the launch points are left out, or `None` is returned if another point
 /// has that category (the launch points' key space: they must then be chained together).
 ///
 /// On up to [`crate::parallel::threads`] threads: each reads a piece of the points and sorts
 /// where they are out by the thread that will chain their key ([`shard`]); then each thread
 /// chains its keys, reading the pieces' lists in order, with a small state per key.
-fn chain(
-    points: &[FlowPoint],
-    threads_of: &FlowThreads,
-    leave_out_launches: Option<StrId>,
-) -> Option<Vec<RawFlow>> {
+fn chain(points: &[FlowPoint], leave_out_launches: Option<StrId>) -> Option<Vec<RawFlow>> {
     let threads = crate::parallel::threads()
         .min(points.len() / MIN_POINTS_PER_THREAD)
         .max(1);
@@ -147,27 +142,7 @@ fn chain(
             |lists| chain_shard(points, lists),
         )
     });
-    Some(by_key(points, threads_of, parts.concat()))
-}
-
-/// The flows of `arrows` by key, those of one key in the order they were chained: the order
-/// of their ends (an arrow ends on the point being read, or on an `f` read before its start
-/// that no arrow of the key has ended on since, so never before an earlier arrow's end).
-fn by_key(points: &[FlowPoint], threads: &FlowThreads, mut arrows: Vec<Arrow>) -> Vec<RawFlow> {
-    // An end is the end of one arrow only: the key tells every arrow apart.
-    crate::parallel::sort_unique_by_key(&mut arrows, |a| (a.cat, a.id, a.to));
-    arrows
-        .iter()
-        .map(|a| {
-            let (from, to) = (&points[a.from as usize], &points[a.to as usize]);
-            RawFlow {
-                from: threads.at(from),
-                to: threads.at(to),
-                to_enclosing: to.enclosing,
-                kind: to.kind,
-            }
-        })
-        .collect()
+    Some(parts.concat())
 }
 
 /// The thread that chains `key` among `shards`: a hash of its own (the maps hash keys with
@@ -179,8 +154,10 @@ fn shard(key: (StrId, u64), shards: usize) -> usize {
 }
 
 /// The arrows of the points in `lists` (one after the other, in file order), as the format
-/// chains them.
-fn chain_shard(points: &[FlowPoint], lists: &[Vec<u32>]) -> Vec<Arrow> {
+/// chains them, by key: those of one key in the order they were chained, the order of their
+/// ends (an arrow ends on the point being read, or on an `f` read before its start that no
+/// arrow of the key has ended on since, so never before an earlier arrow's end).
+fn chain_shard(points: &[FlowPoint], lists: &[Vec<u32>]) -> Vec<RawFlow> {
     let count: usize = lists.iter().map(Vec::len).sum();
     let mut chains: FxHashMap<(StrId, u64), Chain> = FxHashMap::default();
     chains.reserve(count / 2);
@@ -215,13 +192,24 @@ fn chain_shard(points: &[FlowPoint], lists: &[Vec<u32>]) -> Vec<Arrow> {
             _ => {}
         }
     }
-    out
+    // An end is the end of one arrow only: the key tells every arrow apart.
+    out.sort_unstable_by_key(|a| (a.cat, a.id, a.to));
+    out.iter()
+        .map(|a| {
+            let (from, to) = (&points[a.from as usize], &points[a.to as usize]);
+            RawFlow {
+                from: (from.thread, from.ts_ns),
+                to: (to.thread, to.ts_ns),
+                to_enclosing: to.enclosing,
+                kind: to.kind,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::TraceId;
     use crate::parallel::with_threads;
 
     /// A point on thread (1, `cat`).
@@ -236,21 +224,12 @@ mod tests {
         }
     }
 
-    /// [`chain`] with the threads of [`point`].
-    fn chain_of(points: &[FlowPoint], leave_out: Option<StrId>) -> Option<Vec<RawFlow>> {
-        let mut threads = FlowThreads::default();
-        for cat in 0..8 {
-            threads.id(TraceId::Int(1), TraceId::Int(cat));
-        }
-        chain(points, &threads, leave_out)
-    }
-
     /// The arrows as (from time, to time, to_enclosing, kind), sorted: the order they come out
     /// in does not matter.
     fn arrows(flows: &[RawFlow]) -> Vec<(i64, i64, bool, u8)> {
         let mut v: Vec<_> = flows
             .iter()
-            .map(|f| (f.from.2, f.to.2, f.to_enclosing, f.kind as u8))
+            .map(|f| (f.from.1, f.to.1, f.to_enclosing, f.kind as u8))
             .collect();
         v.sort_unstable();
         v
@@ -277,7 +256,7 @@ mod tests {
             (20, 30, false, fb),
         ];
         for threads in [1, 2, 16] {
-            let got = with_threads(threads, || chain_of(&points, None)).unwrap_or_default();
+            let got = with_threads(threads, || chain(&points, None)).unwrap_or_default();
             assert_eq!(arrows(&got), expected, "{threads} threads");
         }
     }
@@ -303,12 +282,12 @@ mod tests {
                 ));
             }
         }
-        let one = arrows(&with_threads(1, || chain_of(&points, None)).unwrap_or_default());
+        let one = arrows(&with_threads(1, || chain(&points, None)).unwrap_or_default());
         // Even ids give two arrows, odd ids one (their first f is dropped, no s before it).
         assert_eq!(one.len(), 300 * 2 + 300);
         for threads in [2, 3, 16] {
             assert_eq!(
-                arrows(&with_threads(threads, || chain_of(&points, None)).unwrap_or_default()),
+                arrows(&with_threads(threads, || chain(&points, None)).unwrap_or_default()),
                 one
             );
         }
@@ -327,22 +306,23 @@ mod tests {
         }
         let fb = FlowKind::ForwardBackward as u8;
         for threads in [1, 2, 16] {
-            let kept = with_threads(threads, || chain_of(&points, Some(StrId(0))));
+            let kept = with_threads(threads, || chain(&points, Some(StrId(0))));
             let kept = kept.expect("no other flow without a category");
             assert_eq!(kept.len(), 200, "{threads} threads");
             assert!(kept.iter().all(|f| f.kind == FlowKind::ForwardBackward));
-            // By key: the ids in order.
-            assert!(
-                kept.windows(2).all(|w| w[0].from.2 < w[1].from.2),
-                "{threads} threads"
-            );
-            let all = with_threads(threads, || chain_of(&points, None)).unwrap_or_default();
+            // By key on each thread: one run of rising ids (and times) per thread at most.
+            let falls = kept
+                .windows(2)
+                .filter(|w| w[0].from.1 > w[1].from.1)
+                .count();
+            assert!(falls < threads, "{threads} threads: {falls} falls");
+            let all = with_threads(threads, || chain(&points, None)).unwrap_or_default();
             assert_eq!(all.len(), 400, "{threads} threads");
             assert_eq!(arrows(&all).iter().filter(|a| a.3 == fb).count(), 200);
             // A flow of another kind with no category shares the launches' keys.
             let mut mixed = points.clone();
             mixed.push(point(0, 5, b'f', 3, FlowKind::Other));
-            assert!(with_threads(threads, || chain_of(&mixed, Some(StrId(0)))).is_none());
+            assert!(with_threads(threads, || chain(&mixed, Some(StrId(0)))).is_none());
         }
     }
 }

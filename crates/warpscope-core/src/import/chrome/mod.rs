@@ -259,20 +259,14 @@ impl FlowThreads {
         self.last = Some((key, id));
         id
     }
-
-    /// Where point `p` is: its pid, tid and time. Every point's number was given by this
-    /// table (or renumbered into it by `absorb`).
-    fn at(&self, p: &FlowPoint) -> (TraceId, TraceId, i64) {
-        let (pid, tid) = self.list[p.thread as usize];
-        (pid, tid, p.ts_ns)
-    }
 }
 
-/// A flow end point as read, bound to tracks in `finish`.
+/// An arrow as read, bound to tracks in `finish`: its ends' threads (numbers in
+/// [`FlowThreads`]) and times.
 #[derive(Clone, Copy)]
 struct RawFlow {
-    from: (TraceId, TraceId, i64),
-    to: (TraceId, TraceId, i64),
+    from: (u32, i64),
+    to: (u32, i64),
     to_enclosing: bool,
     kind: FlowKind,
 }
