@@ -91,15 +91,16 @@ where
     results.into_iter().map(|(_, r)| r).collect()
 }
 
-/// Runs `a` and `b` side by side (`a` on a thread of its own) when [`threads`] is more than one,
-/// else one after the other on the calling thread; returns both results. `b` runs on the
-/// calling thread, so it keeps what [`with_threads`] set there.
+/// Runs `a` and `b` side by side (`a` on a thread of its own, with the same [`threads`]) when
+/// [`threads`] is more than one, else one after the other on the calling thread; returns both
+/// results.
 pub fn join<A: Send, B>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
-    if threads() <= 1 {
+    let n = threads();
+    if n <= 1 {
         return (a(), b());
     }
     std::thread::scope(|scope| {
-        let a = scope.spawn(a);
+        let a = scope.spawn(move || with_threads(n, a));
         let b = b();
         match a.join() {
             Ok(a) => (a, b),
@@ -488,16 +489,16 @@ mod tests {
     }
 
     #[test]
-    fn join_returns_both_results_and_keeps_the_callers_threads_on_its_side() {
-        for threads in [1, 2, 16] {
-            let (a, (b, b_threads)) = with_threads(threads, || {
+    fn join_returns_both_results_and_both_sides_see_the_callers_threads() {
+        for threads in [1, 2, 3, 16] {
+            let ((a, a_threads), (b, b_threads)) = with_threads(threads, || {
                 join(
-                    || (0..1_000u64).sum::<u64>(),
+                    || ((0..1_000u64).sum::<u64>(), super::threads()),
                     || ((0..10u64).product::<u64>(), super::threads()),
                 )
             });
             assert_eq!((a, b), (499_500, 0), "{threads} threads");
-            assert_eq!(b_threads, threads, "b runs on the calling thread");
+            assert_eq!((a_threads, b_threads), (threads, threads));
         }
     }
 
