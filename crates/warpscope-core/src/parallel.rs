@@ -139,13 +139,14 @@ pub(crate) fn pieces_for_searches(lens: &[usize]) -> Vec<(usize, std::ops::Range
     pieces_of_at_least(lens, MIN_SEARCH_PIECE)
 }
 
+/// [`pieces`] of at least `min_piece` items (but the last of each list).
 fn pieces_of_at_least(lens: &[usize], min_piece: usize) -> Vec<(usize, std::ops::Range<usize>)> {
     let threads = threads().max(1);
     let total: usize = lens.iter().sum();
     let size = if threads == 1 {
         usize::MAX
     } else {
-        (total / (threads * 4)).max(min_piece).max(1)
+        (total / (threads * 4)).max(min_piece)
     };
     let mut out = Vec::new();
     for (list, &len) in lens.iter().enumerate() {
@@ -486,6 +487,14 @@ mod tests {
         let searches_16 = with_threads(16, || pieces_for_searches(&lens));
         assert!(searches_16.len() > pieces_16.len());
         assert!(first_of_long(&searches_16) >= Some(MIN_SEARCH_PIECE));
+        // A list too short for a quarter share per thread: pieces of the minimum each.
+        let short = with_threads(16, || pieces_for_searches(&[200]));
+        let lens: Vec<usize> = short.iter().map(|(_, r)| r.len()).collect();
+        assert_eq!(
+            lens[..lens.len() - 1],
+            vec![MIN_SEARCH_PIECE; lens.len() - 1]
+        );
+        assert_eq!(lens.iter().sum::<usize>(), 200);
     }
 
     #[test]
@@ -499,6 +508,15 @@ mod tests {
             });
             assert_eq!((a, b), (499_500, 0), "{threads} threads");
             assert_eq!((a_threads, b_threads), (threads, threads));
+            // A panic on either side reaches the caller.
+            for side in ["a", "b"] {
+                let caught = std::panic::catch_unwind(|| {
+                    with_threads(threads, || {
+                        join(|| assert_ne!(side, "a"), || assert_ne!(side, "b"))
+                    })
+                });
+                assert!(caught.is_err(), "{threads} threads, panic in {side}");
+            }
         }
     }
 

@@ -645,7 +645,7 @@ impl ProfileBuilder {
                 (0..ev.len()).filter_map(move |i| usable_span(ev, i))
             })
         };
-        // The bounds of every event: in pieces of the tracks, on all threads.
+        // The bounds of every usable event: in pieces of the tracks, on all threads.
         let lens: Vec<usize> = self.tracks.iter().map(|t| t.events.len()).collect();
         let mut pieces = crate::parallel::pieces(&lens);
         let piece_bounds = crate::parallel::map_mut(

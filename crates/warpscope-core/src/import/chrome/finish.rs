@@ -358,7 +358,10 @@ impl ChromeState {
             .iter()
             .map(|key| thread_tracks.get(key).copied())
             .collect();
-        let track = |thread: u32| track_of.get(thread as usize).copied().flatten();
+        let track = |thread: u32| {
+            debug_assert!((thread as usize) < track_of.len(), "a flow thread numbered");
+            track_of.get(thread as usize).copied().flatten()
+        };
         for f in std::mem::take(&mut self.raw_flows) {
             if f.kind == FlowKind::Launch && launches_linked {
                 // Correlation ids already link every launch; the arrows would duplicate them.

@@ -295,9 +295,11 @@ mod tests {
 
     #[test]
     fn launch_points_are_left_out_unless_another_flow_has_no_category() {
-        // 200 launch arrows (empty category 0) and 200 forward-backward arrows (category 3).
+        // 200 launch arrows (empty category 0) and 200 forward-backward arrows (category 3),
+        // written from the highest id down (times rise with the id, as a format that does not
+        // require events in order allows), so that only a sort by key puts them in order.
         let mut points: Vec<FlowPoint> = Vec::new();
-        for id in 0..200u64 {
+        for id in (0..200u64).rev() {
             let ts = i64::try_from(id).unwrap_or(0) * 10;
             points.push(point(0, id, b's', ts, FlowKind::Launch));
             points.push(point(3, id, b's', ts + 1, FlowKind::ForwardBackward));
@@ -310,7 +312,8 @@ mod tests {
             let kept = kept.expect("no other flow without a category");
             assert_eq!(kept.len(), 200, "{threads} threads");
             assert!(kept.iter().all(|f| f.kind == FlowKind::ForwardBackward));
-            // By key on each thread: one run of rising ids (and times) per thread at most.
+            // By key on each thread: one run of rising ids (and times) per thread at most, where
+            // file order has a fall at every arrow.
             let falls = kept
                 .windows(2)
                 .filter(|w| w[0].from.1 > w[1].from.1)

@@ -284,8 +284,9 @@ impl FlowThreads {
     }
 }
 
-/// An arrow as read, bound to tracks in `finish`: its ends' threads (numbers in
-/// [`FlowThreads`]) and times.
+/// An arrow as read, bound to tracks in `finish`: its ends' threads (numbers in the state's
+/// [`FlowThreads`]: every point's number was given by that table, or renumbered into it by
+/// `absorb`) and times.
 #[derive(Clone, Copy)]
 struct RawFlow {
     from: (u32, i64),
