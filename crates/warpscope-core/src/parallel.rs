@@ -1,7 +1,7 @@
 //! How many threads the importers use, and the parallel pieces they are built of: a map over
-//! independent items ([`map_mut`], which every other piece here runs its threads through but
-//! the in-place sort's halves), pieces of long lists, fills of a new vector, a gather, zeros on
-//! written pages, a stable sort and an in-place sort.
+//! independent items ([`map_mut`]) and two jobs side by side ([`join`]), which every other
+//! piece here runs its threads through; pieces of long lists, fills of a new vector, a gather,
+//! zeros on written pages, a stable sort and an in-place sort.
 
 use std::cell::Cell;
 
@@ -94,7 +94,7 @@ where
 /// Runs `a` and `b` side by side (`a` on a thread of its own, with the same [`threads`]) when
 /// [`threads`] is more than one, else one after the other on the calling thread; returns both
 /// results.
-pub fn join<A: Send, B>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
+pub(crate) fn join<A: Send, B>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
     let n = threads();
     if n <= 1 {
         return (a(), b());
@@ -390,10 +390,10 @@ fn split_sort<T: Send, K: Ord>(v: &mut [T], key: &(impl Fn(&T) -> K + Sync), lev
     let mid = v.len() / 2;
     v.select_nth_unstable_by_key(mid, key);
     let (low, high) = v.split_at_mut(mid);
-    std::thread::scope(|scope| {
-        scope.spawn(|| split_sort(low, key, levels - 1));
-        split_sort(high, key, levels - 1);
-    });
+    join(
+        || split_sort(low, key, levels - 1),
+        || split_sort(high, key, levels - 1),
+    );
 }
 
 /// Merges the sorted `sources` into `out` (as long as all of them together); on equal keys,

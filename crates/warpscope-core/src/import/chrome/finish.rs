@@ -362,7 +362,7 @@ impl ChromeState {
             debug_assert!((thread as usize) < track_of.len(), "a flow thread numbered");
             track_of.get(thread as usize).copied().flatten()
         };
-        for f in std::mem::take(&mut self.raw_flows) {
+        for f in std::mem::take(&mut self.raw_flows).into_iter().flatten() {
             if f.kind == FlowKind::Launch && launches_linked {
                 // Correlation ids already link every launch; the arrows would duplicate them.
                 continue;

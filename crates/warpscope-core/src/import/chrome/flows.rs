@@ -46,16 +46,11 @@ impl ChromeState {
         // of the points in a Kineto trace, need no matching, unless flows without a category
         // share their (category, id) keys (launch points all have the empty category).
         let leave_out = launches_linked.then_some(self.unsorted_cat);
-        let flows = match chain(&all, leave_out) {
+        self.raw_flows = match chain(&all, leave_out) {
             Some(flows) => flows,
             None => chain(&all, None).unwrap_or_default(),
         };
         drop(all);
-        if self.raw_flows.is_empty() {
-            self.raw_flows = flows;
-        } else {
-            self.raw_flows.extend(flows);
-        }
         self.bind_v2_flows();
     }
 
@@ -87,16 +82,16 @@ struct Arrow {
     to: u32,
 }
 
-/// The arrows of `points` (in file order), each key chained on its own; each thread's by key
-/// (those of one key in the order they were chained), the order in which the builder finds the
-/// flows' events fastest (the ids of a key space rise with time). With
+/// The arrows of `points` (in file order), each key chained on its own: a list per chaining
+/// thread, by key (those of one key in the order they were chained), the order in which the
+/// builder finds the flows' events fastest (the ids of a key space rise with time). With
 /// `leave_out_launches`, the launch points are left out, or `None` is returned if another point
 /// has that category (the launch points' key space: they must then be chained together).
 ///
 /// On up to [`crate::parallel::threads`] threads: each reads a piece of the points and sorts
 /// where they are out by the thread that will chain their key ([`shard`]); then each thread
 /// chains its keys, reading the pieces' lists in order, with a small state per key.
-fn chain(points: &[FlowPoint], leave_out_launches: Option<StrId>) -> Option<Vec<RawFlow>> {
+fn chain(points: &[FlowPoint], leave_out_launches: Option<StrId>) -> Option<Vec<Vec<RawFlow>>> {
     let threads = crate::parallel::threads()
         .min(points.len() / MIN_POINTS_PER_THREAD)
         .max(1);
@@ -142,7 +137,7 @@ fn chain(points: &[FlowPoint], leave_out_launches: Option<StrId>) -> Option<Vec<
             |lists| chain_shard(points, lists),
         )
     });
-    Some(parts.concat())
+    Some(parts)
 }
 
 /// The thread that chains `key` among `shards`: a hash of its own (the maps hash keys with
@@ -226,9 +221,10 @@ mod tests {
 
     /// The arrows as (from time, to time, to_enclosing, kind), sorted: the order they come out
     /// in does not matter.
-    fn arrows(flows: &[RawFlow]) -> Vec<(i64, i64, bool, u8)> {
+    fn arrows(flows: &[Vec<RawFlow>]) -> Vec<(i64, i64, bool, u8)> {
         let mut v: Vec<_> = flows
             .iter()
+            .flatten()
             .map(|f| (f.from.1, f.to.1, f.to_enclosing, f.kind as u8))
             .collect();
         v.sort_unstable();
@@ -309,7 +305,7 @@ mod tests {
         let fb = FlowKind::ForwardBackward as u8;
         for threads in [1, 2, 16] {
             let kept = with_threads(threads, || chain(&points, Some(StrId(0))));
-            let kept = kept.expect("no other flow without a category");
+            let kept = kept.expect("no other flow without a category").concat();
             assert_eq!(kept.len(), 200, "{threads} threads");
             assert!(kept.iter().all(|f| f.kind == FlowKind::ForwardBackward));
             // By key on each thread: one run of rising ids (and times) per thread at most, where
@@ -320,7 +316,7 @@ mod tests {
                 .count();
             assert!(falls < threads, "{threads} threads: {falls} falls");
             let all = with_threads(threads, || chain(&points, None)).unwrap_or_default();
-            assert_eq!(all.len(), 400, "{threads} threads");
+            assert_eq!(all.concat().len(), 400, "{threads} threads");
             assert_eq!(arrows(&all).iter().filter(|a| a.3 == fb).count(), 200);
             // A flow of another kind with no category shares the launches' keys.
             let mut mixed = points.clone();

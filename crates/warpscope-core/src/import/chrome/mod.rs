@@ -380,7 +380,8 @@ struct ChromeState {
     flow_threads: FlowThreads,
     /// v2 flow ends (`bind_id`): (id, is the start, the event's track and index).
     bind_points: Vec<(u64, bool, TrackId, u32, i64)>,
-    raw_flows: Vec<RawFlow>,
+    /// The arrows of the flow points, a list per thread that chained them ([`flows`]).
+    raw_flows: Vec<Vec<RawFlow>>,
     counters: FxHashMap<(TraceId, String), usize>,
     thread_names: FxHashMap<(TraceId, TraceId), ThreadNames>,
     /// Where each pid is in the builder's `process_names`.
