@@ -251,6 +251,58 @@ fn every_chrome_sample_loads_without_error() {
     assert!(seen >= 19, "expected at least 19 samples, saw {seen}");
 }
 
+/// warpscope's own gzip reader gives every compressed sample byte for byte as `flate2`'s
+/// decoder does, whether read in blocks appended to a buffer (as the Chrome importer reads) or
+/// through `Read` in odd sizes (as the format sniffer and the nvprof importer read).
+#[test]
+#[cfg_attr(
+    not(has_samples),
+    ignore = "needs ../shared/samples next to the repository (not found when warpscope-core was built)"
+)]
+fn every_gzip_sample_decompresses_to_the_same_bytes_as_flate2() {
+    use warpscope_core::import::read::{AppendRead, Gunzip};
+    let Some(root) = common::samples_dir() else {
+        eprintln!("skipping: ../shared/samples not found");
+        return;
+    };
+    let slow = std::env::var_os("WARPSCOPE_SLOW_TESTS").is_some();
+    let mut seen = 0;
+    for dir in std::fs::read_dir(&root).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&dir).unwrap() {
+            let f = f.unwrap().path();
+            let name = f.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with(".gz") || (name.starts_with("resnet50_b32_60steps") && !slow) {
+                continue;
+            }
+            let gz = std::fs::read(&f).unwrap();
+            let mut expected = Vec::new();
+            flate2::read::MultiGzDecoder::new(&gz[..])
+                .read_to_end(&mut expected)
+                .unwrap();
+            let mut appended = Vec::new();
+            let mut g = Gunzip::new(&gz[..]);
+            while g.append(&mut appended, 1 << 20).unwrap() > 0 {}
+            assert!(appended == expected, "{name}: appended blocks differ");
+            let mut read = Vec::new();
+            let mut g = Gunzip::new(&gz[..]);
+            let mut buf = vec![0u8; 65_521];
+            loop {
+                match g.read(&mut buf).unwrap() {
+                    0 => break,
+                    n => read.extend_from_slice(&buf[..n]),
+                }
+            }
+            assert!(read == expected, "{name}: reads differ");
+            seen += 1;
+        }
+    }
+    assert!(seen >= 15, "expected at least 15 gzip samples, saw {seen}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // chrome-kineto: formats.md §9
 // ---------------------------------------------------------------------------------------------

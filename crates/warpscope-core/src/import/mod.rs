@@ -5,16 +5,18 @@
 pub mod chrome;
 pub mod json;
 pub mod nvprof;
+pub mod read;
 pub mod sqlite;
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek};
+use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::model::Profile;
+use read::{AppendRead, GZIP_MAGIC, Gunzip};
 
 /// Why a file could not be imported. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
@@ -161,7 +163,6 @@ pub enum Sniffed {
     NsightCompute,
 }
 
-const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
 /// Decides the format from the first bytes of the (decompressed) content.
@@ -216,7 +217,7 @@ impl<'a> Input<'a> {
 
     /// Opens the content for reading and says whether it is gzip-compressed, and its size on
     /// disk (or in memory).
-    pub(crate) fn open(&self) -> Result<(Box<dyn Read + Send + 'a>, bool, u64), ImportError> {
+    pub(crate) fn open(&self) -> Result<(Box<dyn AppendRead + Send + 'a>, bool, u64), ImportError> {
         match *self {
             Input::File(path) => {
                 let io_err = |source| ImportError::Io {
@@ -229,9 +230,7 @@ impl<'a> Input<'a> {
                 let n = read_up_to(&mut file, &mut magic).map_err(io_err)?;
                 file.rewind().map_err(io_err)?;
                 if n == 2 && magic == GZIP_MAGIC {
-                    let decoder =
-                        flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, file));
-                    Ok((Box::new(decoder), true, size))
+                    Ok((Box::new(Gunzip::new(file)), true, size))
                 } else {
                     Ok((Box::new(file), false, size))
                 }
@@ -239,11 +238,7 @@ impl<'a> Input<'a> {
             Input::Bytes { data, .. } => {
                 let size = data.len() as u64;
                 if data.starts_with(&GZIP_MAGIC) {
-                    Ok((
-                        Box::new(flate2::read::MultiGzDecoder::new(data)),
-                        true,
-                        size,
-                    ))
+                    Ok((Box::new(Gunzip::new(data)), true, size))
                 } else {
                     Ok((Box::new(data), false, size))
                 }
@@ -253,6 +248,20 @@ impl<'a> Input<'a> {
 }
 
 impl Input<'_> {
+    /// True if the content is gzip-compressed (false where the file cannot be read: opening it
+    /// says why).
+    pub(crate) fn is_gzip(&self) -> bool {
+        match *self {
+            Input::File(path) => {
+                let mut magic = [0u8; 2];
+                File::open(path)
+                    .and_then(|mut file| read_up_to(&mut file, &mut magic))
+                    .is_ok_and(|n| n == 2 && magic == GZIP_MAGIC)
+            }
+            Input::Bytes { data, .. } => data.starts_with(&GZIP_MAGIC),
+        }
+    }
+
     /// The content held whole in memory without reading it through: a plain (not gzip) regular
     /// file mapped into memory, or plain bytes (copied once). `None` for gzip, for what is not a
     /// regular file, and where mapping fails: those are read as a stream.

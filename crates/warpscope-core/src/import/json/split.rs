@@ -1,7 +1,9 @@
 //! The reader thread's side: walking the top level of a trace and cutting the event array
 //! into blocks (see the module above).
 
-use std::io::{self, Read};
+use std::io;
+
+use crate::import::read::AppendRead;
 use std::ops::Deref;
 use std::sync::mpsc::{SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -284,7 +286,7 @@ struct Input<R> {
     buffers: Arc<Buffers>,
 }
 
-impl<R: Read> Input<R> {
+impl<R: AppendRead> Input<R> {
     /// Reads more data, keeping `buf[keep_from..]`. Returns how far indices shifted (callers
     /// must move their offsets back by it) and whether more data arrived (false at the end).
     fn fill(&mut self, keep_from: usize) -> io::Result<(usize, bool)> {
@@ -310,10 +312,10 @@ impl<R: Read> Input<R> {
             total - self.buf.len()
         } else {
             self.read_bytes.max(self.buf.len())
-        } as u64;
+        };
         let old_len = self.buf.len();
         loop {
-            match (&mut self.reader).take(want).read_to_end(&mut self.buf) {
+            match self.reader.append(&mut self.buf, want) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok((shift, false));
@@ -512,7 +514,7 @@ impl ValueScanner {
 /// Reads a Chrome trace from `reader` and sends its parts to `tx`. Runs on the reader thread;
 /// returns when the input ends or the receiver hangs up. `tokenize` is applied to a block on
 /// this thread when the receiver's queue is full.
-pub fn split_stream<R: Read, T>(
+pub fn split_stream<R: AppendRead, T>(
     reader: R,
     tx: &SyncSender<Chunk<T>>,
     tokenize: impl FnMut(&[u8]) -> T,
@@ -521,7 +523,7 @@ pub fn split_stream<R: Read, T>(
 }
 
 /// [`split_stream`] with the block size and the wanted top-level keys given.
-pub fn split_stream_with<R: Read, T>(
+pub fn split_stream_with<R: AppendRead, T>(
     reader: R,
     tx: &SyncSender<Chunk<T>>,
     tokenize: impl FnMut(&[u8]) -> T,
@@ -544,7 +546,7 @@ pub fn split_shared<T>(
     split_input(whole.bytes(), Some(text), tx, tokenize, options);
 }
 
-fn split_input<R: Read, T>(
+fn split_input<R: AppendRead, T>(
     reader: R,
     shared: Option<SharedText>,
     tx: &SyncSender<Chunk<T>>,
@@ -583,7 +585,7 @@ fn split_input<R: Read, T>(
 }
 
 /// Walks the top level up to the event array. Returns `Ok(None)` if the receiver went away.
-fn split_top<R: Read, T>(
+fn split_top<R: AppendRead, T>(
     input: &mut Input<R>,
     tx: &SyncSender<Chunk<T>>,
     tokenize: &mut impl FnMut(&[u8]) -> T,
@@ -778,7 +780,7 @@ fn send_block<T>(
 /// Unlike a stream's, these blocks are never tokenized here when the receiver's queue is full:
 /// cutting text held whole costs next to nothing, so this thread has no reading to overlap and
 /// would only take a core from the workers (on 2 cores, waiting instead is 6-9% faster).
-fn stream_shared<R: Read, T>(
+fn stream_shared<R: AppendRead, T>(
     input: &mut Input<R>,
     text: &SharedText,
     tx: &SyncSender<Chunk<T>>,
@@ -824,7 +826,7 @@ fn stream_shared<R: Read, T>(
 
 /// Sends the rest of the input from `input.pos` in blocks cut at candidate boundaries. Returns
 /// false if the receiver went away.
-fn stream_events<R: Read, T>(
+fn stream_events<R: AppendRead, T>(
     input: &mut Input<R>,
     tx: &SyncSender<Chunk<T>>,
     tokenize: &mut impl FnMut(&[u8]) -> T,
