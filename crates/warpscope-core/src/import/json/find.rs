@@ -61,59 +61,220 @@ fn near<const N: usize>(set: [u8; N], hay: &[u8]) -> Result<Option<usize>, usize
 
 /// The offset just past the object or array that opens at `hay[0]` (`{` or `[`), honouring
 /// strings and their escapes; `None` if it does not close within `hay`. The same answer as
-/// [`super::split::ValueScanner`] in one pass: each word of eight bytes marks quotes,
-/// backslashes and the container's own brackets at once, and only the marked bytes are looked
-/// at, in order (the other kind of bracket is balanced inside and does not matter).
+/// [`super::split::ValueScanner`] in one pass, 64 bytes at a time ([`CHUNK`]):
+/// - bit masks of the chunk's quotes, backslashes and the container's own brackets ([`marks`];
+///   the other kind of bracket is balanced inside and does not matter);
+/// - without a backslash, the bytes inside strings are the running XOR of the quote bits
+///   ([`prefix_xor`]), and the brackets outside them are counted: a chunk with fewer closing
+///   brackets than the depth cannot end the container, and is passed by adding the counts;
+/// - otherwise, and in the last bytes short of a chunk, the marked bytes are looked at one by
+///   one, in order ([`Scan::look`]).
 pub(crate) fn container_end(hay: &[u8]) -> Option<usize> {
     let (open, close) = match hay.first()? {
         b'{' => (b'{', b'}'),
         b'[' => (b'[', b']'),
         _ => return None,
     };
-    let mut depth = 1u32;
-    let mut in_string = false;
-    // A byte escaped by a backslash: skipped wherever it falls.
-    let mut skip_to = 0usize;
-    let mut at = 1;
-    let mut look = |pos: usize, depth: &mut u32, in_string: &mut bool| -> bool {
-        if pos < skip_to {
-            return false;
-        }
-        let b = hay[pos];
-        if *in_string {
-            if b == b'\\' {
-                skip_to = pos + 2;
-            } else if b == b'"' {
-                *in_string = false;
-            }
-        } else if b == b'"' {
-            *in_string = true;
-        } else if b == open {
-            *depth += 1;
-        } else if b == close {
-            *depth -= 1;
-            return *depth == 0;
-        }
-        false
+    let mut scan = Scan {
+        open,
+        close,
+        depth: 1,
+        in_string: false,
+        skip_to: 0,
     };
+    let mut at = 1;
+    while let Some(chunk) = hay.get(at..at + CHUNK) {
+        let m = marks(chunk, open, close);
+        if m.backslash == 0 && scan.skip_to <= at {
+            let mut inside = prefix_xor(m.quote);
+            if scan.in_string {
+                inside = !inside;
+            }
+            scan.in_string = inside >> 63 != 0;
+            let opens = m.open & !inside;
+            let closes = m.close & !inside;
+            let closing = closes.count_ones();
+            if closing < scan.depth {
+                scan.depth = scan.depth + opens.count_ones() - closing;
+            } else {
+                let mut bits = opens | closes;
+                while bits != 0 {
+                    let i = bits.trailing_zeros();
+                    if opens >> i & 1 != 0 {
+                        scan.depth += 1;
+                    } else {
+                        scan.depth -= 1;
+                        if scan.depth == 0 {
+                            return Some(at + i as usize + 1);
+                        }
+                    }
+                    bits &= bits - 1;
+                }
+            }
+        } else {
+            let mut bits = m.quote | m.backslash | m.open | m.close;
+            while bits != 0 {
+                let pos = at + bits.trailing_zeros() as usize;
+                if scan.look(hay[pos], pos) {
+                    return Some(pos + 1);
+                }
+                bits &= bits - 1;
+            }
+        }
+        at += CHUNK;
+    }
+    // The last bytes: eight at a time, then one by one.
     while let Some(word) = word_at(hay, at) {
         let mut m =
             matches(word, b'"') | matches(word, b'\\') | matches(word, open) | matches(word, close);
         while m != 0 {
             let pos = at + (m.trailing_zeros() / 8) as usize;
-            if look(pos, &mut depth, &mut in_string) {
+            if scan.look(hay[pos], pos) {
                 return Some(pos + 1);
             }
             m &= m - 1;
         }
         at += 8;
     }
-    for pos in at..hay.len() {
-        if look(pos, &mut depth, &mut in_string) {
-            return Some(pos + 1);
+    (at..hay.len())
+        .find(|&pos| scan.look(hay[pos], pos))
+        .map(|pos| pos + 1)
+}
+
+/// How many bytes [`container_end`] looks at at once: one bit of a `u64` each.
+const CHUNK: usize = 64;
+
+/// Where [`container_end`] is in the container.
+struct Scan {
+    open: u8,
+    close: u8,
+    /// Brackets open, the container's own included.
+    depth: u32,
+    in_string: bool,
+    /// A byte escaped by a backslash is skipped wherever it falls: bytes before this offset
+    /// were seen.
+    skip_to: usize,
+}
+
+impl Scan {
+    /// Takes in `b`, the byte at `pos` (a quote, a backslash or a bracket; any other byte
+    /// changes nothing). True when it closes the container.
+    #[inline(always)]
+    fn look(&mut self, b: u8, pos: usize) -> bool {
+        if pos < self.skip_to {
+            return false;
+        }
+        if self.in_string {
+            if b == b'\\' {
+                self.skip_to = pos + 2;
+            } else if b == b'"' {
+                self.in_string = false;
+            }
+        } else if b == b'"' {
+            self.in_string = true;
+        } else if b == self.open {
+            self.depth += 1;
+        } else if b == self.close {
+            self.depth -= 1;
+            return self.depth == 0;
+        }
+        false
+    }
+}
+
+/// Bit `i` set where byte `i` of a chunk is a quote, a backslash, `open` or `close`.
+#[derive(Debug, PartialEq, Eq)]
+struct Marks {
+    quote: u64,
+    backslash: u64,
+    open: u64,
+    close: u64,
+}
+
+/// The [`Marks`] of `chunk` ([`CHUNK`] bytes).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn marks(chunk: &[u8], open: u8, close: u8) -> Marks {
+    #[allow(unsafe_code)]
+    // SAFETY: SSE2 is part of every x86-64 processor (the baseline the target is built for).
+    unsafe {
+        marks_sse2(chunk, open, close)
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn marks(chunk: &[u8], open: u8, close: u8) -> Marks {
+    marks_words(chunk, open, close)
+}
+
+/// [`marks`] sixteen bytes at a time with SSE2 compares.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn marks_sse2(chunk: &[u8], open: u8, close: u8) -> Marks {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set_epi64x, _mm_set1_epi8};
+    let targets = [b'"', b'\\', open, close].map(|b| _mm_set1_epi8(b as i8));
+    let mut found = [0u64; 4];
+    for (k, sixteen) in chunk.chunks_exact(16).enumerate() {
+        let half = |i: usize| {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(&sixteen[i..i + 8]);
+            i64::from_le_bytes(bytes)
+        };
+        let v = _mm_set_epi64x(half(8), half(0));
+        for (bits, target) in found.iter_mut().zip(&targets) {
+            let m = _mm_movemask_epi8(_mm_cmpeq_epi8(v, *target)) as u16;
+            *bits |= u64::from(m) << (16 * k);
         }
     }
-    None
+    let [quote, backslash, open, close] = found;
+    Marks {
+        quote,
+        backslash,
+        open,
+        close,
+    }
+}
+
+/// [`marks`] eight bytes at a time in plain integer arithmetic, for other processors.
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn marks_words(chunk: &[u8], open: u8, close: u8) -> Marks {
+    // The high bit of each byte of `word` equal to `b`, exactly (no borrow between bytes).
+    let equal = |word: u64, b: u8| {
+        let x = word ^ (ONES * u64::from(b));
+        !(((x & !HIGHS) + !HIGHS) | x) & HIGHS
+    };
+    // The high bits of the eight bytes gathered into the low eight bits, in byte order.
+    let gather = |high: u64| (high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56;
+    let mut found = [0u64; 4];
+    for (k, eight) in chunk.chunks_exact(8).enumerate() {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(eight);
+        let word = u64::from_le_bytes(bytes);
+        for (bits, b) in found.iter_mut().zip([b'"', b'\\', open, close]) {
+            *bits |= gather(equal(word, b)) << (8 * k);
+        }
+    }
+    let [quote, backslash, open, close] = found;
+    Marks {
+        quote,
+        backslash,
+        open,
+        close,
+    }
+}
+
+/// Bit `i` of the result is the XOR of bits `0..=i` of `x`: with `x` the quotes of a chunk,
+/// the bytes from an opening quote up to (not including) its closing one.
+#[inline(always)]
+fn prefix_xor(mut x: u64) -> u64 {
+    x ^= x << 1;
+    x ^= x << 2;
+    x ^= x << 4;
+    x ^= x << 8;
+    x ^= x << 16;
+    x ^= x << 32;
+    x
 }
 
 /// True when every byte of `bytes` is printable ASCII (0x20 to 0x7F): a string that is valid
@@ -197,6 +358,128 @@ mod tests {
         let hay = [0x21u8, 0x23, 0x22, 0x23, 0x5C];
         assert_eq!(find2(b'"', b'\\', &hay), Some(2));
         assert_eq!(find2(b'#', b'\\', &[0x22, 0x23]), Some(1));
+    }
+
+    /// Pseudo-random bytes (xorshift), the same on every run.
+    fn noise(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed | 1;
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    #[test]
+    fn long_containers_end_where_the_value_scanner_says() {
+        // Containers over a few chunks: strings, escapes and brackets falling on every side of
+        // chunk boundaries, with the bytes that matter made frequent (a quote or bracket in
+        // about one byte of four) or rare (long plain stretches, where chunks are counted).
+        let alphabet = [b'{', b'}', b'[', b']', b'"', b'\\', b'a', b' ', b'x', b':'];
+        let mut next = noise(0x9e37_79b9_7f4a_7c15);
+        for case in 0..20_000 {
+            let open = if case % 2 == 0 { b'{' } else { b'[' };
+            let len = 1 + (next() % 400) as usize;
+            let rare = case % 3 == 0;
+            let mut hay = vec![open];
+            for _ in 0..len {
+                let r = next();
+                let b = if rare && !r.is_multiple_of(16) {
+                    b'a'
+                } else {
+                    alphabet[(r >> 8) as usize % alphabet.len()]
+                };
+                hay.push(b);
+            }
+            let pad = (next() % 9) as usize;
+            let mut padded = vec![b' '; pad];
+            padded.extend_from_slice(&hay);
+            let expected = super::super::split::ValueScanner::default().feed(&padded, pad);
+            assert_eq!(
+                container_end(&hay).map(|e| pad + e),
+                expected,
+                "case {case}: {:?}",
+                String::from_utf8_lossy(&hay)
+            );
+        }
+    }
+
+    #[test]
+    fn containers_passed_chunk_by_chunk_end_where_they_close() {
+        // Nested objects whose strings hold brackets and escaped quotes, closing far away: the
+        // chunks without a backslash are passed by counting, the others byte by byte.
+        let mut text = b"{".to_vec();
+        for i in 0..200 {
+            text.extend_from_slice(
+                format!(r#""k{i}": {{"s": "}}]{{[", "e": "\"}}\\"}}, "#).as_bytes(),
+            );
+        }
+        text.extend_from_slice(br#""last": [1, 2, {"x": "}"}]}"#);
+        let end = text.len();
+        text.extend_from_slice(br#", "after": {"y": 1}}"#);
+        assert_eq!(container_end(&text), Some(end));
+        let expected = super::super::split::ValueScanner::default().feed(&text, 0);
+        assert_eq!(expected, Some(end));
+        // Cut before its end, it does not close.
+        assert_eq!(container_end(&text[..end - 1]), None);
+    }
+
+    #[test]
+    fn an_escape_at_the_end_of_a_chunk_reaches_into_the_next() {
+        // `{"s": "aaa\"}]", "t": "bbb"}` with the backslash at every offset around the first
+        // two chunk boundaries: the escaped quote does not end the string, so the `}` after it
+        // does not close the object (and the next chunk is whole, so it is read as a chunk).
+        for k in 50..140 {
+            let mut text = br#"{"s": ""#.to_vec();
+            text.resize(k, b'a');
+            text.extend_from_slice(br#"\"}]", "t": ""#);
+            text.extend_from_slice(&[b'b'; 150]);
+            text.extend_from_slice(br#""}"#);
+            let end = text.len();
+            text.extend_from_slice(b" }");
+            assert_eq!(container_end(&text), Some(end), "backslash at {k}");
+        }
+    }
+
+    #[test]
+    fn the_chunk_marks_are_the_same_either_way() {
+        let mut next = noise(42);
+        for _ in 0..2_000 {
+            let chunk: Vec<u8> = (0..CHUNK)
+                .map(|_| {
+                    let r = next();
+                    // Mostly the bytes that matter and their neighbours (borrows), else any.
+                    match r % 4 {
+                        0 => [b'"', b'\\', b'{', b'}', b'[', b']'][(r >> 8) as usize % 6],
+                        1 => [0x21, 0x23, 0x5B, 0x5D, 0x7A, 0x7C, 0x7E][(r >> 8) as usize % 7],
+                        _ => (r >> 16) as u8,
+                    }
+                })
+                .collect();
+            let expected = |b: u8| {
+                chunk
+                    .iter()
+                    .enumerate()
+                    .fold(0u64, |m, (i, &x)| m | (u64::from(x == b) << i))
+            };
+            let exact = Marks {
+                quote: expected(b'"'),
+                backslash: expected(b'\\'),
+                open: expected(b'{'),
+                close: expected(b'}'),
+            };
+            assert_eq!(marks(&chunk, b'{', b'}'), exact);
+            assert_eq!(marks_words(&chunk, b'{', b'}'), exact);
+        }
+    }
+
+    #[test]
+    fn prefix_xor_marks_the_inside_of_strings() {
+        // Quotes at 1 and 4, and at 62 (opened, not closed in this chunk).
+        let quotes = (1 << 1) | (1 << 4) | (1 << 62);
+        let inside = prefix_xor(quotes);
+        assert_eq!(inside, 0b1110 | (0b11 << 62));
     }
 
     #[test]
