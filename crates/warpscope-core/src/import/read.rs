@@ -64,7 +64,8 @@ enum State {
 }
 
 /// Decompresses gzip content (RFC 1952), one member after another as `gzip` and `zcat` do,
-/// checking each member's CRC-32 and length.
+/// checking each member's CRC-32 and length. Header fields are skipped whatever their length
+/// (the RFC sets none; `flate2` refused file names and comments over 64 KiB).
 ///
 /// Errors are `io::Error`s: [`io::ErrorKind::UnexpectedEof`] where the input ends inside a
 /// member (a file cut off while it was written: what came before it was returned, and callers
@@ -259,9 +260,10 @@ impl<R: Read> Gunzip<R> {
             match self.state {
                 State::Header => self.read_header()?,
                 State::Body => {
-                    if !self.fill()? {
-                        return Err(self.cut());
-                    }
+                    // At the end of the input the inflater is called once more, with nothing:
+                    // it may still hold output (bits it took in, the rest of a match that did
+                    // not fit the room).
+                    let more = self.fill()?;
                     let (in_before, out_before) =
                         (self.inflate.total_in(), self.inflate.total_out());
                     let status = run(&mut self.inflate, &self.input[self.start..self.end])
@@ -271,6 +273,8 @@ impl<R: Read> Gunzip<R> {
                     self.start += consumed;
                     if status == Status::StreamEnd {
                         self.state = State::Trailer;
+                    } else if !more && written == 0 {
+                        return Err(self.cut());
                     } else if consumed == 0 && written == 0 {
                         // Input and room were both there: an inflater that moves neither would
                         // be called forever.
@@ -474,6 +478,7 @@ mod tests {
         let mut bad_len = gz;
         bad_len[n - 4] ^= 1;
         let e = read_all(&bad_len, 4096).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
         assert!(e.to_string().contains("length"), "{e}");
     }
 
@@ -533,6 +538,114 @@ mod tests {
             assert_eq!(again.kind(), io::ErrorKind::UnexpectedEof);
             assert_eq!(again.to_string(), e.to_string());
         }
+    }
+
+    /// What flate2's decoder gives for `gz`: its bytes, and the kind of error it ends with.
+    fn flate2_gives(gz: &[u8]) -> (Vec<u8>, Option<io::ErrorKind>) {
+        let mut out = Vec::new();
+        let e = flate2::read::MultiGzDecoder::new(gz).read_to_end(&mut out);
+        (out, e.err().map(|e| e.kind()))
+    }
+
+    /// What `Gunzip` gives, appending `max` bytes at a time or reading into `size` bytes.
+    fn gunzip_gives(
+        gz: &[u8],
+        max: Option<usize>,
+        size: usize,
+    ) -> (Vec<u8>, Option<io::ErrorKind>) {
+        let mut g = Gunzip::new(gz);
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; size];
+        loop {
+            let step = match max {
+                Some(max) => g.append(&mut out, max),
+                None => g
+                    .read(&mut buf)
+                    .inspect(|&n| out.extend_from_slice(&buf[..n])),
+            };
+            match step {
+                Ok(0) => return (out, None),
+                Ok(_) => {}
+                Err(e) => return (out, Some(e.kind())),
+            }
+        }
+    }
+
+    #[test]
+    fn a_cut_file_gives_all_that_flate2_gives_in_any_piece_size() {
+        // Runs of one byte and a repeated stretch, so that matches reach over the pieces: at a
+        // cut, the inflater still holds output for input it already took in.
+        let data = [vec![b'x'; 700], b"0123456789".repeat(5), vec![b'y'; 900]].concat();
+        let mut e = GzEncoder::new(Vec::new(), Compression::best());
+        e.write_all(&data).unwrap();
+        let gz = e.finish().unwrap();
+        for cut in 0..=gz.len() {
+            let expected = flate2_gives(&gz[..cut]);
+            for (max, size) in [(Some(1), 0), (Some(7), 0), (Some(64), 0), (Some(100), 0)] {
+                assert_eq!(
+                    gunzip_gives(&gz[..cut], max, size),
+                    expected,
+                    "cut {cut}, append {max:?}"
+                );
+            }
+            for size in [1, 7, 64] {
+                assert_eq!(
+                    gunzip_gives(&gz[..cut], None, size),
+                    expected,
+                    "cut {cut}, read {size}"
+                );
+            }
+        }
+        // Cut just after the compressed data: the trailer is missing.
+        let e = appended(&gz[..gz.len() - 8], 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("gzip trailer"), "{e}");
+    }
+
+    /// A reader of `data` that gives one byte per read, and is interrupted every third call.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        calls: u32,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.calls += 1;
+            if self.calls.is_multiple_of(3) {
+                return Err(io::ErrorKind::Interrupted.into());
+            }
+            let n = buf.len().min(self.data.len()).min(1);
+            buf[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn header_fields_of_any_length_and_readers_that_trickle() {
+        // A file name and comment longer than the compressed bytes read at once (so they
+        // straddle reads), and an extra field of the largest size.
+        let data = text(2000);
+        let mut gz = gzip_member(
+            &data,
+            flate2::GzBuilder::new()
+                .filename("n".repeat(200_000))
+                .comment("c".repeat(70_000))
+                .extra(vec![1; 65_535]),
+        );
+        gz.extend(gzip(b"[]"));
+        let whole = [&data[..], b"[]"].concat();
+        assert_eq!(appended(&gz, 1 << 16).unwrap(), whole);
+        let mut g = Gunzip::new(Trickle {
+            data: &gz,
+            calls: 0,
+        });
+        let mut out = Vec::new();
+        while g.append(&mut out, 4096).unwrap() > 0 {}
+        assert_eq!(out, whole);
+        // A file name without its closing zero runs to the end of the file: cut in the header.
+        let e = appended(&gz[..100_000], 1 << 16).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        assert!(e.to_string().contains("gzip header"), "{e}");
     }
 
     #[test]
