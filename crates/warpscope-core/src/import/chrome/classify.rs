@@ -257,26 +257,32 @@ pub(super) fn read_gpu_args(p: &mut Parser<'_>, a: &mut GpuArgs) -> Result<(), j
         }
     };
     p.object(|p, key| {
-        let v = p.value()?;
+        // Read where the parser left it: moved out of the `Result` (`?`), the value was copied
+        // in halves that stalled on the parser's stores of it.
+        let read = p.value();
+        let v = match &read {
+            Ok(v) => v,
+            Err(e) => return Err(e.clone()),
+        };
         match key {
-            b"device" | b"Device" => a.device = int(&v),
-            b"context" => a.context = int(&v),
-            b"stream" => a.stream = int(&v),
-            b"correlation" => a.correlation = int(&v),
-            b"External id" | b"external id" => a.external_id = int(&v),
-            b"cbid" => a.cbid = int(&v),
-            b"registers per thread" => a.registers = int(&v),
-            b"shared memory" => a.shared_memory = int(&v),
-            b"blocks per SM" => a.blocks_per_sm = float(&v),
-            b"warps per SM" => a.warps_per_sm = float(&v),
-            b"est. achieved occupancy %" => a.occupancy = float(&v),
-            b"bytes" => a.bytes = int(&v),
-            b"grid" => a.grid = dims(&v),
-            b"block" => a.block = dims(&v),
-            b"static shared memory" => a.static_shared = int(&v),
-            b"dynamic shared memory" => a.dynamic_shared = int(&v),
+            b"device" | b"Device" => a.device = int(v),
+            b"context" => a.context = int(v),
+            b"stream" => a.stream = int(v),
+            b"correlation" => a.correlation = int(v),
+            b"External id" | b"external id" => a.external_id = int(v),
+            b"cbid" => a.cbid = int(v),
+            b"registers per thread" => a.registers = int(v),
+            b"shared memory" => a.shared_memory = int(v),
+            b"blocks per SM" => a.blocks_per_sm = float(v),
+            b"warps per SM" => a.warps_per_sm = float(v),
+            b"est. achieved occupancy %" => a.occupancy = float(v),
+            b"bytes" => a.bytes = int(v),
+            b"grid" => a.grid = dims(v),
+            b"block" => a.block = dims(v),
+            b"static shared memory" => a.static_shared = int(v),
+            b"dynamic shared memory" => a.dynamic_shared = int(v),
             k => {
-                let Value::Str(s) = &v else { return Ok(()) };
+                let Value::Str(s) = v else { return Ok(()) };
                 match k {
                     b"copy kind" => a.copy_kind = copy_kind_from_text(s),
                     b"src memory" => a.src_memory = Some(MemoryKind::from_word(s)),
