@@ -463,14 +463,16 @@ mod tests {
                     .enumerate()
                     .fold(0u64, |m, (i, &x)| m | (u64::from(x == b) << i))
             };
-            let exact = Marks {
-                quote: expected(b'"'),
-                backslash: expected(b'\\'),
-                open: expected(b'{'),
-                close: expected(b'}'),
-            };
-            assert_eq!(marks(&chunk, b'{', b'}'), exact);
-            assert_eq!(marks_words(&chunk, b'{', b'}'), exact);
+            for (open, close) in [(b'{', b'}'), (b'[', b']')] {
+                let exact = Marks {
+                    quote: expected(b'"'),
+                    backslash: expected(b'\\'),
+                    open: expected(open),
+                    close: expected(close),
+                };
+                assert_eq!(marks(&chunk, open, close), exact);
+                assert_eq!(marks_words(&chunk, open, close), exact);
+            }
         }
     }
 
