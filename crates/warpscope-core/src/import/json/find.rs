@@ -191,6 +191,18 @@ struct Marks {
     close: u64,
 }
 
+impl From<[u64; 4]> for Marks {
+    /// The marks of quotes, backslashes, `open` and `close`, in that order.
+    fn from([quote, backslash, open, close]: [u64; 4]) -> Self {
+        Marks {
+            quote,
+            backslash,
+            open,
+            close,
+        }
+    }
+}
+
 /// The [`Marks`] of `chunk` ([`CHUNK`] bytes).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
@@ -227,13 +239,7 @@ fn marks_sse2(chunk: &[u8], open: u8, close: u8) -> Marks {
             *bits |= u64::from(m) << (16 * k);
         }
     }
-    let [quote, backslash, open, close] = found;
-    Marks {
-        quote,
-        backslash,
-        open,
-        close,
-    }
+    Marks::from(found)
 }
 
 /// [`marks`] eight bytes at a time in plain integer arithmetic, for other processors.
@@ -255,13 +261,7 @@ fn marks_words(chunk: &[u8], open: u8, close: u8) -> Marks {
             *bits |= gather(equal(word, b)) << (8 * k);
         }
     }
-    let [quote, backslash, open, close] = found;
-    Marks {
-        quote,
-        backslash,
-        open,
-        close,
-    }
+    Marks::from(found)
 }
 
 /// Bit `i` of the result is the XOR of bits `0..=i` of `x`: with `x` the quotes of a chunk,
