@@ -639,12 +639,6 @@ impl ProfileBuilder {
     /// times are bogus: the half of the clock range that holds more events wins, so that one
     /// outlier cannot push every real event out of the profile.
     fn earliest_raw_ns(&self) -> i64 {
-        let usable = || {
-            self.tracks.iter().flat_map(|t| {
-                let ev = &t.events;
-                (0..ev.len()).filter_map(move |i| usable_span(ev, i))
-            })
-        };
         // The bounds of every usable event: in pieces of the tracks, on all threads.
         let lens: Vec<usize> = self.tracks.iter().map(|t| t.events.len()).collect();
         let mut pieces = crate::parallel::pieces(&lens);
@@ -674,7 +668,11 @@ impl ProfileBuilder {
             }
             let mid = lo / 2 + hi / 2;
             let (mut low, mut high, mut high_min) = (0u64, 0u64, i64::MAX);
-            for (s, _) in usable() {
+            let usable = self.tracks.iter().flat_map(|t| {
+                let ev = &t.events;
+                (0..ev.len()).filter_map(move |i| usable_span(ev, i))
+            });
+            for (s, _) in usable {
                 if s < mid {
                     low += 1;
                 } else {

@@ -248,20 +248,6 @@ impl<'a> Input<'a> {
 }
 
 impl Input<'_> {
-    /// True if the content is gzip-compressed (false where the file cannot be read: opening it
-    /// says why).
-    pub(crate) fn is_gzip(&self) -> bool {
-        match *self {
-            Input::File(path) => {
-                let mut magic = [0u8; 2];
-                File::open(path)
-                    .and_then(|mut file| read_up_to(&mut file, &mut magic))
-                    .is_ok_and(|n| n == 2 && magic == GZIP_MAGIC)
-            }
-            Input::Bytes { data, .. } => data.starts_with(&GZIP_MAGIC),
-        }
-    }
-
     /// The content held whole in memory without reading it through: a plain (not gzip) regular
     /// file mapped into memory, or plain bytes (copied once). `None` for gzip, for what is not a
     /// regular file, and where mapping fails: those are read as a stream.

@@ -113,15 +113,23 @@ impl<R: Read> Gunzip<R> {
         Ok(true)
     }
 
-    /// The next compressed byte, added to `header` (the header's checksum).
-    fn header_byte(&mut self, header: &mut crc32fast::Hasher) -> io::Result<u8> {
-        if !self.fill()? {
-            return Err(self.cut());
+    /// The next `N` compressed bytes, added to `header` (the header's checksum) if given.
+    fn next_bytes<const N: usize>(
+        &mut self,
+        header: Option<&mut crc32fast::Hasher>,
+    ) -> io::Result<[u8; N]> {
+        let mut bytes = [0u8; N];
+        for b in &mut bytes {
+            if !self.fill()? {
+                return Err(self.cut());
+            }
+            *b = self.input[self.start];
+            self.start += 1;
         }
-        let b = self.input[self.start];
-        self.start += 1;
-        header.update(&[b]);
-        Ok(b)
+        if let Some(header) = header {
+            header.update(&bytes);
+        }
+        Ok(bytes)
     }
 
     /// Skips `n` header bytes.
@@ -166,10 +174,7 @@ impl<R: Read> Gunzip<R> {
     /// Reads a member's header, and starts its compressed data.
     fn read_header(&mut self) -> io::Result<()> {
         let mut header = crc32fast::Hasher::new();
-        let mut fixed = [0u8; 10];
-        for b in &mut fixed {
-            *b = self.header_byte(&mut header)?;
-        }
+        let fixed: [u8; 10] = self.next_bytes(Some(&mut header))?;
         if fixed[..2] != GZIP_MAGIC {
             return Err(invalid("not a gzip member header (wrong magic bytes)"));
         }
@@ -184,9 +189,8 @@ impl<R: Read> Gunzip<R> {
             return Err(invalid(format!("reserved header flags set ({flags:#04x})")));
         }
         if flags & FEXTRA != 0 {
-            let lo = self.header_byte(&mut header)?;
-            let hi = self.header_byte(&mut header)?;
-            self.skip_header_bytes(u16::from_le_bytes([lo, hi]).into(), &mut header)?;
+            let xlen = self.next_bytes(Some(&mut header))?;
+            self.skip_header_bytes(u16::from_le_bytes(xlen).into(), &mut header)?;
         }
         if flags & FNAME != 0 {
             self.skip_header_text(&mut header)?;
@@ -197,9 +201,7 @@ impl<R: Read> Gunzip<R> {
         if flags & FHCRC != 0 {
             // The low 16 bits of the CRC-32 of the header up to here.
             let expected = header.clone().finalize() as u16;
-            let lo = self.header_byte(&mut header)?;
-            let hi = self.header_byte(&mut header)?;
-            if u16::from_le_bytes([lo, hi]) != expected {
+            if u16::from_le_bytes(self.next_bytes(None)?) != expected {
                 return Err(invalid("the header's checksum does not match"));
             }
         }
@@ -211,12 +213,7 @@ impl<R: Read> Gunzip<R> {
 
     /// Reads a member's trailer and checks it. Returns whether another member follows.
     fn read_trailer(&mut self) -> io::Result<bool> {
-        let mut trailer = [0u8; 8];
-        let mut ignored = crc32fast::Hasher::new();
-        for b in &mut trailer {
-            *b = self.header_byte(&mut ignored)?;
-        }
-        let [c0, c1, c2, c3, l0, l1, l2, l3] = trailer;
+        let [c0, c1, c2, c3, l0, l1, l2, l3] = self.next_bytes(None)?;
         let crc = std::mem::take(&mut self.crc);
         // The length is stored modulo 2^32.
         if u32::from_le_bytes([l0, l1, l2, l3]) != crc.total_len() as u32 {

@@ -62,8 +62,10 @@ pub fn import_with_block_bytes(
     progress: &Progress,
     block_bytes: usize,
 ) -> Result<(Profile, ImportTimings), ImportError> {
-    let workers = workers_for(crate::parallel::threads(), input.is_gzip());
-    import_with_workers(input, progress, block_bytes, workers)
+    let threads = crate::parallel::threads();
+    import_with(input, progress, block_bytes, |gzip| {
+        workers_for(threads, gzip)
+    })
 }
 
 /// From this many threads up, the importing thread gets a core of its own: one worker fewer.
@@ -105,6 +107,17 @@ pub fn import_with_workers(
     block_bytes: usize,
     workers: usize,
 ) -> Result<(Profile, ImportTimings), ImportError> {
+    import_with(input, progress, block_bytes, |_| workers)
+}
+
+/// The import, with as many workers as `workers_of` gives for the content once it is opened
+/// (true: gzip-compressed).
+fn import_with(
+    input: Input<'_>,
+    progress: &Progress,
+    block_bytes: usize,
+    workers_of: impl FnOnce(bool) -> usize,
+) -> Result<(Profile, ImportTimings), ImportError> {
     let started = Instant::now();
     let path = input.path();
     // A plain file is mapped and its blocks parsed where they lie; gzip is decompressed as a
@@ -126,6 +139,7 @@ pub fn import_with_workers(
             (Source::Stream(counting), compressed, size)
         }
     };
+    let workers = workers_of(compressed);
     progress.set_total(file_bytes);
     let mut state = ChromeState::new(path);
     state.b.source.compressed = compressed;

@@ -2,11 +2,11 @@
 //! into blocks (see the module above).
 
 use std::io;
-
-use crate::import::read::AppendRead;
 use std::ops::Deref;
 use std::sync::mpsc::{SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::import::read::AppendRead;
 
 /// Size of the blocks of events handed to the parser.
 pub const BLOCK_BYTES: usize = 1 << 20;
