@@ -118,6 +118,15 @@ impl ProfileBuilder {
         self.copies.append(other.copies);
         self.api_calls.append(other.api_calls);
         self.markers.extend(other.markers);
+        self.memory_records.extend(
+            other
+                .memory_records
+                .into_iter()
+                .map(|r| super::MemoryRecord {
+                    track: r.track.map(|t| remap.track(t)),
+                    ..r
+                }),
+        );
         for (from, to, kind) in other.exact_flows {
             self.exact_flows
                 .push((remap.event(from), remap.event(to), kind));

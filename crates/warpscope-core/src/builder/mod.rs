@@ -10,8 +10,10 @@
 //! difference of any two of them fits in an `i64`.
 
 mod correlate;
+mod memory;
 mod merge;
 
+pub use memory::MemoryRecord;
 pub use merge::Remap;
 
 use std::path::PathBuf;
@@ -21,8 +23,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::model::column::OptColumn;
 use crate::model::{
     ApiInfo, ApiTable, CopyInfo, CopyTable, CounterTrack, Device, DistributedInfo, EventKind,
-    EventRef, Events, Flow, FlowKind, Format, KernelInfo, KernelTable, Marker, NO_DETAIL,
-    NO_PARENT, Profile, RecordedSummary, Source, TimeOrigin, TraceId, Track, TrackKey, Warning,
+    EventRef, Events, Flow, FlowKind, Format, KernelInfo, KernelTable, Marker, MemoryData,
+    NO_DETAIL, NO_PARENT, Profile, RecordedSummary, Source, TimeOrigin, TraceId, Track, TrackKey,
+    Warning,
 };
 use crate::strings::{StrId, StringTable};
 
@@ -86,6 +89,11 @@ pub struct ProfileBuilder {
     pub markers: Vec<Marker>,
     /// Recorded summary (nvprof summary files).
     pub recorded_summary: Option<RecordedSummary>,
+    /// Memory data other than the records (source, stacks, segments, settings); the records
+    /// are pushed with [`ProfileBuilder::push_memory`] and put in order by `finish`.
+    pub memory: MemoryData,
+    /// Memory records as pushed.
+    memory_records: Vec<MemoryRecord>,
     /// Flows to bind by time in `finish`.
     pub pending_flows: Vec<PendingFlow>,
     /// Flows between known events: ((track, index), (track, index), kind), indices as pushed.
@@ -156,6 +164,8 @@ impl ProfileBuilder {
             counters: Vec::new(),
             markers: Vec::new(),
             recorded_summary: None,
+            memory: MemoryData::default(),
+            memory_records: Vec::new(),
             pending_flows: Vec::new(),
             exact_flows: Vec::new(),
             origin_raw_ns: None,
@@ -605,8 +615,17 @@ impl ProfileBuilder {
         crate::parallel::sort_unique_by_key(&mut flows, |f| (f.from, f.to, f.kind as u8));
         flows.shrink_to_fit();
 
-        let tracks = order_tracks(std::mem::take(&mut self.tracks), &mut flows);
+        let (tracks, position) = order_tracks(std::mem::take(&mut self.tracks), &mut flows);
         self.devices.sort_by_key(|d| d.id);
+        let (memory_events, memory_dropped) = self.finish_memory(origin_raw_ns, &position);
+        self.warn(
+            "memory_time_out_of_range",
+            memory_dropped,
+            "memory records that cannot be placed within 2^62 ns (about 146 years) of the \
+             profile's start were left out",
+        );
+        let mut memory = std::mem::take(&mut self.memory);
+        memory.events = memory_events;
 
         Profile {
             source: self.source,
@@ -630,6 +649,7 @@ impl ProfileBuilder {
             counters: self.counters,
             markers: self.markers,
             recorded_summary: self.recorded_summary,
+            memory,
         }
     }
 
@@ -706,8 +726,9 @@ fn widen(bounds: Option<(i64, i64)>, (s, e): (i64, i64)) -> Option<(i64, i64)> {
 }
 
 /// Puts tracks in profile order — GPU tracks by device, context, stream and lane, then the others
-/// by sort index and key — and moves the flows' ends with them.
-pub(crate) fn order_tracks(tracks: Vec<Track>, flows: &mut [Flow]) -> Vec<Track> {
+/// by sort index and key — and moves the flows' ends with them. Also returns the new place of
+/// each track, by old index.
+pub(crate) fn order_tracks(tracks: Vec<Track>, flows: &mut [Flow]) -> (Vec<Track>, Vec<u32>) {
     let order_key = |t: &Track| {
         let gpu = match t.key {
             TrackKey::Gpu {
@@ -737,7 +758,7 @@ pub(crate) fn order_tracks(tracks: Vec<Track>, flows: &mut [Flow]) -> Vec<Track>
         f.from.track = position[f.from.track as usize];
         f.to.track = position[f.to.track as usize];
     }
-    ordered
+    (ordered, position)
 }
 
 /// `t_ns` (raw file clock) relative to `origin_raw_ns`, or `None` if that is outside

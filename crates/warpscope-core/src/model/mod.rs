@@ -12,9 +12,11 @@ use crate::time::TimeRange;
 
 pub(crate) mod column;
 mod details;
+pub mod memory;
 mod tables;
 
 pub use details::{ApiInfo, CopyInfo, CopyKind, KernelInfo, MemoryKind};
+pub use memory::{MemoryAction, MemoryData, MemoryDevice, MemorySource};
 pub use tables::{ApiTable, CopyTable, KernelTable};
 
 /// The file formats warpscope reads.
@@ -33,6 +35,9 @@ pub enum Format {
     NsysSqlite,
     /// A live run made by warpscope itself.
     Live,
+    /// A PyTorch CUDA caching-allocator snapshot (`torch.cuda.memory._dump_snapshot`, a
+    /// pickle).
+    TorchMemorySnapshot,
 }
 
 impl Format {
@@ -45,6 +50,7 @@ impl Format {
             Self::NvprofSqlite => "nvprof-sqlite",
             Self::NsysSqlite => "nsys-sqlite",
             Self::Live => "live",
+            Self::TorchMemorySnapshot => "torch-memory-snapshot",
         }
     }
 
@@ -57,6 +63,7 @@ impl Format {
             Self::NvprofSqlite => "nvprof SQLite (.nvvp)",
             Self::NsysSqlite => "Nsight Systems SQLite export",
             Self::Live => "warpscope live run",
+            Self::TorchMemorySnapshot => "PyTorch CUDA memory snapshot (pickle)",
         }
     }
 }
@@ -561,6 +568,8 @@ pub struct Profile {
     pub markers: Vec<Marker>,
     /// Summary rows recorded in the file itself (nvprof summary mode).
     pub recorded_summary: Option<RecordedSummary>,
+    /// Allocations, frees and allocator state, where the file recorded them.
+    pub memory: MemoryData,
 }
 
 impl Profile {
@@ -649,5 +658,6 @@ impl Profile {
             + self.copies.heap_bytes()
             + self.api_calls.heap_bytes()
             + self.flows.capacity() * std::mem::size_of::<Flow>()
+            + self.memory.heap_bytes()
     }
 }

@@ -250,7 +250,7 @@ pub fn merge_ranks(profiles: Vec<Profile>) -> Result<Profile, MergeError> {
     }
     // Tracks in the order the builder gives them, flow ends following.
     merged.tracks =
-        crate::builder::order_tracks(std::mem::take(&mut merged.tracks), &mut merged.flows);
+        crate::builder::order_tracks(std::mem::take(&mut merged.tracks), &mut merged.flows).0;
     merged.devices.sort_by_key(|d| d.id);
     merged.markers.sort_by_key(|m| m.time_ns);
     merged.flows.sort_by_key(|f| (f.from, f.to));
@@ -325,6 +325,7 @@ fn skeleton(profiles: &[Profile], shifts_ns: &[i64], aligned: bool, zero_unix_ns
         counters: Vec::new(),
         markers: Vec::new(),
         recorded_summary: None,
+        memory: crate::model::MemoryData::default(),
     }
 }
 

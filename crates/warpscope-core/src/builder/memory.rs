@@ -1,0 +1,114 @@
+//! Memory records in the builder: pushed on the file's clock with the thread track that made
+//! them, put in time order and onto the profile's clock and track numbers in `finish`.
+
+use super::{ProfileBuilder, TrackId, shift};
+use crate::model::memory::{MemoryEvents, NO_STACK, NO_TRACK};
+use crate::model::{MemoryAction, MemoryDevice};
+
+/// One memory record as an importer pushes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryRecord {
+    /// Time on the file's clock, in nanoseconds.
+    pub time_ns: i64,
+    /// Whose memory.
+    pub device: MemoryDevice,
+    /// What happened.
+    pub action: MemoryAction,
+    /// Address of the block or segment.
+    pub addr: u64,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Bytes allocated on the device after the record.
+    pub allocated_bytes: i64,
+    /// Bytes reserved on the device after the record.
+    pub reserved_bytes: i64,
+    /// The thread track that made the call, if known.
+    pub track: Option<TrackId>,
+    /// CUDA stream (0 when unknown).
+    pub stream: u64,
+    /// Stack index into the builder's `memory.stacks`, or [`NO_STACK`].
+    pub stack: u32,
+}
+
+impl MemoryRecord {
+    /// A record with no thread, stream or stack.
+    pub fn new(
+        time_ns: i64,
+        device: MemoryDevice,
+        action: MemoryAction,
+        addr: u64,
+        bytes: u64,
+    ) -> Self {
+        Self {
+            time_ns,
+            device,
+            action,
+            addr,
+            bytes,
+            allocated_bytes: 0,
+            reserved_bytes: 0,
+            track: None,
+            stream: 0,
+            stack: NO_STACK,
+        }
+    }
+}
+
+impl ProfileBuilder {
+    /// Adds a memory record (any order; equal times keep the order of the pushes).
+    pub fn push_memory(&mut self, record: MemoryRecord) {
+        self.memory_records.push(record);
+    }
+
+    /// The records in time order on the profile's clock, tracks as numbered by `position` (old
+    /// track id to place in the finished profile). Records that cannot be placed within the
+    /// time limit of the origin are left out and counted.
+    pub(super) fn finish_memory(
+        &mut self,
+        origin_raw_ns: i64,
+        position: &[u32],
+    ) -> (MemoryEvents, u64) {
+        let mut records = std::mem::take(&mut self.memory_records);
+        let before = records.len();
+        records.retain_mut(|r| match shift(r.time_ns, origin_raw_ns) {
+            Some(t) => {
+                r.time_ns = t;
+                true
+            }
+            None => false,
+        });
+        let dropped = (before - records.len()) as u64;
+        // Stable: records of one time stay in the allocator's order.
+        records.sort_by_key(|r| r.time_ns);
+        let n = records.len();
+        let mut ev = MemoryEvents {
+            time_ns: Vec::with_capacity(n),
+            device: Vec::with_capacity(n),
+            action: Vec::with_capacity(n),
+            addr: Vec::with_capacity(n),
+            bytes: Vec::with_capacity(n),
+            allocated_bytes: Vec::with_capacity(n),
+            reserved_bytes: Vec::with_capacity(n),
+            track: Vec::with_capacity(n),
+            stream: Vec::with_capacity(n),
+            stack: Vec::with_capacity(n),
+        };
+        for r in records {
+            ev.time_ns.push(r.time_ns);
+            ev.device.push(r.device);
+            ev.action.push(r.action);
+            ev.addr.push(r.addr);
+            ev.bytes.push(r.bytes);
+            ev.allocated_bytes.push(r.allocated_bytes);
+            ev.reserved_bytes.push(r.reserved_bytes);
+            ev.track.push(
+                r.track
+                    .and_then(|t| position.get(t.0 as usize).copied())
+                    .unwrap_or(NO_TRACK),
+            );
+            ev.stream.push(r.stream);
+            ev.stack.push(r.stack);
+        }
+        (ev, dropped)
+    }
+}
