@@ -35,6 +35,10 @@ pub struct Cli {
     /// Show the Insights panel (why the GPU is not busy) below each profile's timeline.
     #[arg(long)]
     insights: bool,
+    /// Show the Memory panel (peaks, what was live then, allocating operators) below each
+    /// profile's timeline.
+    #[arg(long, conflicts_with = "insights")]
+    memory: bool,
     /// Render the main view with FILE... loaded into this PNG, then exit (for docs and CI).
     #[arg(long, value_name = "OUT.png")]
     screenshot: Option<PathBuf>,
@@ -91,6 +95,29 @@ enum Command {
         #[arg(long, value_name = "MICROSECONDS", default_value_t = 10.0)]
         kernel_wait_us: f64,
         /// Output format (`csv` prints the table).
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        format: OutputFormat,
+    },
+    /// Where the memory goes, per device: allocated and reserved peaks and when, what was live
+    /// at the peak by the operator that allocated it and by size, the operators that allocate
+    /// most, what is never freed, out-of-memory events, and memory findings (rules:
+    /// docs/memory.md). Reads PyTorch profiler traces recorded with `profile_memory=True` and
+    /// CUDA allocator snapshots (`torch.cuda.memory._dump_snapshot`).
+    #[command(after_help = MEMORY_HELP)]
+    Memory {
+        /// The profile or allocator snapshot.
+        file: PathBuf,
+        /// Only START..END, times from the start of the profile as on the timeline, with a
+        /// unit: ns, us, ms or s (`2ms..3.5ms`).
+        #[arg(long, value_name = "START..END", conflicts_with = "step")]
+        range: Option<String>,
+        /// Only training step N (`ProfilerStep#N`).
+        #[arg(long, value_name = "N")]
+        step: Option<u64>,
+        /// Rows of the operator and live-at-peak tables (0: all).
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        top: usize,
+        /// Output format (`csv` prints the operators).
         #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
         format: OutputFormat,
     },
@@ -197,6 +224,12 @@ Examples:
   warpscope export --out /tmp/job_pq /tmp/job        # a directory of per-rank traces
   duckdb -c \"SELECT name, count(*), sum(dur_ns) FROM '/tmp/job_pq/kernels/*.parquet' GROUP BY 1 ORDER BY 3 DESC LIMIT 10\"
   warpscope export --format csv --out /tmp/csv /tmp/job";
+
+const MEMORY_HELP: &str = "\
+Examples:
+  warpscope memory trace.pt.trace.json.gz
+  warpscope memory snapshot.pickle --top 20
+  warpscope memory trace.json --step 3 --format json";
 
 const ANALYZE_HELP: &str = "\
 Examples:
@@ -446,6 +479,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 &profile, &insights, &analyzed, top, format,
             )?)?;
         }
+        Some(Command::Memory {
+            file,
+            range,
+            step,
+            top,
+            format,
+        }) => {
+            let profile = load(&file, cli.common)?;
+            let (time_range, analyzed) = analysis_range(&profile, &file, range.as_deref(), step)?;
+            let r = warpscope_core::analysis::memory::memory_report(&profile, time_range, top);
+            emit(&report::memory(&profile, &r, &analyzed, format)?)?;
+        }
         Some(Command::Fleet { paths, top, format }) => {
             let job = crate::load::load_job(&paths, cli.common.timings)?;
             emit(&report::fleet(&job.report, top, format)?)?;
@@ -475,6 +520,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 size: cli.size,
                 renderer: cli.renderer,
                 insights: cli.insights,
+                memory: cli.memory,
             });
         }
     }
@@ -482,8 +528,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 /// The subcommands, for suggestions.
-const COMMANDS: [&str; 8] = [
-    "summary", "info", "analyze", "compare", "fleet", "export", "live", "help",
+const COMMANDS: [&str; 9] = [
+    "summary", "info", "analyze", "memory", "compare", "fleet", "export", "live", "help",
 ];
 
 /// Fails with a suggestion when `arg` is not a file but looks like a mistyped subcommand

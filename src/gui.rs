@@ -33,6 +33,8 @@ pub struct GuiOptions {
     pub renderer: Option<RendererChoice>,
     /// Show the Insights panel below each profile's timeline.
     pub insights: bool,
+    /// Show the Memory panel below each profile's timeline.
+    pub memory: bool,
 }
 
 /// What the adapter selector says when it finds only software renderers.
@@ -101,6 +103,7 @@ fn run_with(
     let files = opts.files.clone();
     let compare = opts.compare;
     let insights = opts.insights;
+    let memory = opts.memory;
     eframe::run_native(
         "warpscope",
         native_options(opts, renderer, hardware_only),
@@ -108,6 +111,7 @@ fn run_with(
             let mut app = WarpscopeApp::new(cc, files, plan);
             app.compare_when_loaded = compare;
             app.open_insights = insights;
+            app.open_memory = memory;
             Ok(Box::new(app))
         }),
     )?;

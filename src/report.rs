@@ -16,11 +16,13 @@ mod analyze;
 mod compare;
 mod fleet;
 mod live;
+mod memory;
 
 pub use analyze::{AnalyzedRange, analyze};
 pub use compare::compare;
 pub use fleet::fleet;
 pub use live::{live_catalog, live_run};
+pub use memory::memory;
 
 /// Renders `warpscope summary`.
 pub fn summary(r: &SummaryReport, format: OutputFormat) -> Result<String> {
@@ -51,6 +53,7 @@ fn summary_table(r: &SummaryReport) -> String {
         "==warpscope== GPU activities total: {}",
         format_duration_ns(r.gpu_total_ns)
     );
+    write_memory_peaks(&mut out, &r.memory);
     let header = format!(
         "{:>16}  {:>7}  {:>9}  {:>8}  {:>9}  {:>9}  {:>9}  {:>9}  Name",
         "Type", "Time(%)", "Time", "Calls", "Avg", "Min", "Max", "Median"
@@ -179,6 +182,21 @@ fn describe_tool(s: &SourceReport) -> String {
     match &s.tool_version {
         Some(v) => format!("{}, {v}", s.tool),
         None => s.tool.clone(),
+    }
+}
+
+/// One line per device with memory records: the peaks, and where to look further.
+fn write_memory_peaks(out: &mut String, peaks: &[warpscope_core::analysis::memory::MemoryPeak]) {
+    use warpscope_core::units::format_bytes;
+    for p in peaks {
+        let _ = writeln!(
+            out,
+            "==warpscope== Memory {}: peak {} allocated at {}, {} reserved (warpscope memory FILE)",
+            p.device.label(),
+            format_bytes(p.peak_allocated_bytes),
+            format_duration_ns(p.peak_allocated_ns),
+            format_bytes(p.peak_reserved_bytes)
+        );
     }
 }
 

@@ -860,6 +860,62 @@ fn the_insights_panel_explains_the_run_and_shows_a_finding_on_the_timeline() {
     assert!(tab.timeline.visible_range().duration_ns() <= before.duration_ns());
 }
 
+/// The Memory panel: the peak and what held it; a click on an operator selects it on the
+/// timeline; the GPU's memory lane sits under its utilisation lane.
+#[test]
+fn the_memory_panel_shows_the_peak_and_selects_the_allocating_operator() {
+    let mut h = app_harness(vec![sample("resnet50_b32_bf16_mem_flops.pt.trace.json.gz")]);
+    settle(&mut h);
+    let lanes = {
+        let tab = &mut h.state_mut().tabs[0];
+        let profile = Arc::clone(&tab.profile);
+        tab.timeline.lane_names(&profile)
+    };
+    let utilisation = lanes
+        .iter()
+        .position(|l| l.contains("utilisation"))
+        .unwrap();
+    assert!(
+        lanes[utilisation + 1].starts_with("GPU 0 · NVIDIA H200 · memory"),
+        "{lanes:?}"
+    );
+    h.get_by_label("Memory").click();
+    h.run_steps(3);
+    assert_eq!(h.state().tabs[0].bottom, BottomView::Memory);
+    h.get_by_label("1.84 GiB");
+    h.get_by_label_contains("Peak allocated");
+    // The largest holder at the peak: the convolutions' outputs.
+    assert!(h.state().tabs[0].selection.event.is_none());
+    // The first is the live-at-peak row (below the fold of a 900-point window).
+    h.get_all_by_label("aten::cudnn_convolution")
+        .next()
+        .unwrap()
+        .click_accesskit();
+    h.run_steps(3);
+    let tab = &h.state().tabs[0];
+    let ev = tab
+        .selection
+        .event
+        .expect("the allocating operator is selected");
+    let track = &tab.profile.tracks[ev.track as usize];
+    assert_eq!(
+        tab.profile.str(track.events.name[ev.index as usize]),
+        "aten::cudnn_convolution"
+    );
+    let start = track.events.start_ns[ev.index as usize];
+    let view = tab.timeline.visible_range();
+    assert!(view.start_ns <= start && start <= view.end_ns);
+}
+
+/// A profile without memory records says how to record them.
+#[test]
+fn the_memory_panel_of_a_profile_without_memory_says_how_to_record_it() {
+    let mut h = opened("alexnet_b8.pt.trace.json.gz");
+    h.get_by_label("Memory").click();
+    h.run_steps(3);
+    h.get_by_label_contains("profile_memory=True");
+}
+
 /// Files opened together get their tabs in the order given, whatever order they finish loading
 /// in; comparing them puts the runs in the order of the batch size, batch=8 the baseline.
 #[test]

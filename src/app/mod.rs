@@ -88,6 +88,8 @@ pub struct WarpscopeApp {
     pub compare_when_loaded: bool,
     /// Show the Insights panel below the timeline of each profile that opens (`--insights`).
     pub open_insights: bool,
+    /// Show the Memory panel below the timeline of each profile that opens (`--memory`).
+    pub open_memory: bool,
     group: Option<Group>,
     compare_dialog: Option<CompareDialog>,
     /// Files that could not be opened, as messages naming the file and the problem.
@@ -141,6 +143,7 @@ impl WarpscopeApp {
             offer: None,
             compare_when_loaded: false,
             open_insights: false,
+            open_memory: false,
             group: None,
             compare_dialog: None,
             errors: Vec::new(),
@@ -257,6 +260,9 @@ impl WarpscopeApp {
                     let mut tab = Tab::new(*profile);
                     if self.open_insights && tab.live.is_none() {
                         tab.bottom = BottomView::Insights;
+                    }
+                    if self.open_memory && tab.live.is_none() {
+                        tab.bottom = BottomView::Memory;
                     }
                     let mut at = self.tabs.len();
                     if let Some(g) = &mut self.group

@@ -10,6 +10,7 @@ use warpscope_live::LiveRun;
 use warpscope_ui::Selection;
 use warpscope_ui::fleet::{FleetState, fleet_ui};
 use warpscope_ui::insights::{InsightsState, insights_ui};
+use warpscope_ui::memory::{MemoryState, memory_ui};
 use warpscope_ui::range_stats::range_stats_ui;
 use warpscope_ui::tables::{TablesState, tables_ui};
 use warpscope_ui::timeline::{TimelineState, selected_event_ui, timeline_ui};
@@ -33,6 +34,8 @@ pub struct Tab {
     pub bottom: BottomView,
     /// The Insights panel's state.
     pub insights: InsightsState,
+    /// The Memory panel's state.
+    pub memory: MemoryState,
     /// For a job opened as a directory: the cross-rank analysis of its ranks.
     pub job: Option<Arc<FleetReport>>,
     /// The job view's state.
@@ -46,6 +49,8 @@ pub enum BottomView {
     Tables,
     /// Why the GPU is not busy: breakdown, findings, gaps.
     Insights,
+    /// Where the memory goes: peaks, what was live then, allocating operators.
+    Memory,
     /// The results of a live run.
     Live,
     /// A job's rank × step map and stragglers.
@@ -63,6 +68,7 @@ impl Tab {
                 BottomView::Tables
             },
             insights: InsightsState::default(),
+            memory: MemoryState::default(),
             live,
             profile: Arc::new(profile),
             timeline,
@@ -104,7 +110,10 @@ impl Tab {
         // The tables (or insights) get what the timeline does not need, within 38-70% of the
         // height (more for insights): a short timeline leaves no empty band above them.
         let available = ui.available_height();
-        let least = if matches!(tab.bottom, BottomView::Insights | BottomView::Job) {
+        let least = if matches!(
+            tab.bottom,
+            BottomView::Insights | BottomView::Job | BottomView::Memory
+        ) {
             0.5
         } else {
             0.38
@@ -135,6 +144,11 @@ impl Tab {
                             .on_hover_text(
                                 "Why the GPU is not busy: time breakdown, idle causes, findings",
                             );
+                        ui.selectable_value(&mut tab.bottom, BottomView::Memory, "Memory")
+                            .on_hover_text(
+                                "Where the memory goes: peaks, what was live at the peak, the \
+                                 operators that allocate most",
+                            );
                     });
                     match (tab.bottom, &tab.live) {
                         (BottomView::Live, Some(run)) => live_results_ui(ui, run),
@@ -142,6 +156,16 @@ impl Tab {
                             if let Some(job) = &tab.job {
                                 fleet_ui(ui, &profile, job, &mut tab.fleet, &mut tab.timeline);
                             }
+                        }
+                        (BottomView::Memory, _) => {
+                            range_stats_ui(ui, &profile, &mut tab.selection);
+                            memory_ui(
+                                ui,
+                                &profile,
+                                &mut tab.memory,
+                                &mut tab.timeline,
+                                &mut tab.selection,
+                            );
                         }
                         (BottomView::Insights, _) => {
                             range_stats_ui(ui, &profile, &mut tab.selection);

@@ -5,11 +5,13 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use serde::Serialize;
 use warpscope_core::Profile;
+use warpscope_core::TimeRange;
 use warpscope_core::analysis::SourceReport;
 use warpscope_core::analysis::insight::{
     DeviceBreakdown, Finding, GapCause, HostWaitOp, Insights, KernelInsight, LaunchStats,
     StreamIdle,
 };
+use warpscope_core::analysis::memory::{MemoryPeak, memory_peaks};
 use warpscope_core::model::EventRef;
 use warpscope_core::time::format_duration_ns as dur;
 
@@ -83,6 +85,19 @@ struct AnalyzeJson<'a> {
     gaps: Vec<GapJson<'a>>,
     host_wait_ops: &'a [HostWaitOp],
     findings: Vec<FindingJson<'a>>,
+    /// Memory peaks per device, where the profile records memory.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    memory: Vec<MemoryPeak>,
+}
+
+impl AnalyzedRange {
+    /// The range as a [`TimeRange`].
+    pub fn time_range(&self) -> TimeRange {
+        match (self.start_ns, self.end_ns) {
+            (Some(s), Some(e)) => TimeRange::new(s, e),
+            _ => TimeRange::ALL,
+        }
+    }
 }
 
 fn operator_name(p: &Profile, e: Option<EventRef>) -> Option<&str> {
@@ -132,6 +147,7 @@ pub fn analyze(
                         events: f.events.iter().map(|&e| event_json(p, e)).collect(),
                     })
                     .collect(),
+                memory: memory_peaks(p, range.time_range()),
             };
             serde_json::to_string_pretty(&json)? + "\n"
         }
@@ -188,6 +204,7 @@ fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> Stri
         source.path,
         describe_tool(&source)
     );
+    super::write_memory_peaks(&mut out, &memory_peaks(p, range.time_range()));
     if ins.devices.is_empty() {
         let _ = writeln!(
             out,

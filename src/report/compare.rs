@@ -297,6 +297,7 @@ fn compare_table(o: &CompareOutput) -> String {
     );
 
     write_why(&mut out, o, lw);
+    write_memory(&mut out, o, lw);
 
     // Kernels.
     let _ = writeln!(
@@ -532,6 +533,49 @@ fn compare_csv(o: &CompareOutput) -> String {
         }
     }
     out
+}
+
+/// The memory peaks of the runs that record memory, against the baseline's.
+fn write_memory(out: &mut String, o: &CompareOutput, lw: usize) {
+    use warpscope_core::units::format_bytes;
+    let c = &o.comparison;
+    if c.runs.iter().all(|r| r.peak_allocated_bytes.is_none()) {
+        return;
+    }
+    let base = c.runs.iter().find(|r| r.is_baseline);
+    let _ = writeln!(
+        out,
+        "\nMemory (largest peak of any GPU in the recorded window; docs/memory.md):"
+    );
+    let _ = writeln!(
+        out,
+        "{:>5}  {:<lw$}  {:>12}  {:>7}  {:>12}  {:>7}",
+        "Run", "Label", "Allocated", "Ratio", "Reserved", "Ratio"
+    );
+    let ratio = |v: Option<i64>, b: Option<i64>| match (v, b) {
+        #[allow(clippy::cast_precision_loss)]
+        (Some(v), Some(b)) if b > 0 => ratio_text(Some(v as f64 / b as f64)),
+        _ => "-".to_string(),
+    };
+    for (i, r) in c.runs.iter().enumerate() {
+        let text = |v: Option<i64>| v.map_or_else(|| "-".to_string(), format_bytes);
+        let _ = writeln!(
+            out,
+            "{:>5}  {:<lw$}  {:>12}  {:>7}  {:>12}  {:>7}",
+            format!("#{}", i + 1),
+            short_label(&r.label, lw),
+            text(r.peak_allocated_bytes),
+            ratio(
+                r.peak_allocated_bytes,
+                base.and_then(|b| b.peak_allocated_bytes)
+            ),
+            text(r.peak_reserved_bytes),
+            ratio(
+                r.peak_reserved_bytes,
+                base.and_then(|b| b.peak_reserved_bytes)
+            ),
+        );
+    }
 }
 
 #[cfg(test)]

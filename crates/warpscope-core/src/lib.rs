@@ -15,6 +15,7 @@ pub mod names;
 pub mod parallel;
 pub mod strings;
 pub mod time;
+pub mod units;
 
 pub use builder::ProfileBuilder;
 pub use import::{

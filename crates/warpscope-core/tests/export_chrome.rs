@@ -21,7 +21,7 @@ use warpscope_core::model::{
     ApiInfo, CopyInfo, CopyKind, CounterTrack, Device, DistributedInfo, EventKind, FlowKind,
     Format, GpuLane, KernelInfo, Marker, MemoryKind, Profile, TraceId, TrackKey,
 };
-use warpscope_core::{Progress, import_file};
+use warpscope_core::{Progress, TimeRange, import_file};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -195,6 +195,17 @@ fn assert_round_trip(orig: &Profile, back: &Profile, what: &str) {
         back.warnings, orig.warnings,
         "{what}: the original warnings, and no new ones"
     );
+    // Memory: every allocation, free and failed allocation, with its thread, so the report
+    // (operators included) is the same.
+    if orig.memory.source == warpscope_core::model::MemorySource::KinetoEvents {
+        assert_eq!(back.memory.source, orig.memory.source, "{what}");
+        assert_eq!(back.memory.events.len(), orig.memory.events.len(), "{what}");
+        assert_eq!(
+            warpscope_core::analysis::memory::memory_report(back, TimeRange::ALL, 0),
+            warpscope_core::analysis::memory::memory_report(orig, TimeRange::ALL, 0),
+            "{what}: memory"
+        );
+    }
     let names = |p: &Profile| -> Vec<(String, String)> {
         p.process_names
             .iter()
@@ -424,7 +435,7 @@ fn everything_profile() -> Profile {
     let memset_api = name(&mut b, "cudaMemsetAsync");
     let drv = name(&mut b, "cuLaunchKernel");
     let over = name(&mut b, "CUPTI overhead");
-    let inst = name(&mut b, "[memory]");
+    let inst = name(&mut b, "[mark]");
     let slice = name(&mut b, "plain slice");
     let nvtx = name(&mut b, "nvtx range");
     let late_op = name(&mut b, "aten::add");

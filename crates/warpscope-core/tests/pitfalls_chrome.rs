@@ -627,7 +627,7 @@ fn instant_scopes() {
   {"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 100, "dur": 100},
   {"ph": "i", "s": "g", "name": "Iteration Start: PyTorch Profiler", "pid": "Traces", "tid": "Trace PyTorch Profiler", "ts": 100},
   {"ph": "I", "s": "p", "name": "process mark", "pid": 1, "tid": 1, "ts": 120},
-  {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 130, "args": {"Bytes": 512}},
+  {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[mark]", "pid": 1, "tid": 1, "ts": 130, "args": {"Bytes": 512}},
   {"ph": "i", "name": "no scope", "pid": 1, "tid": 1, "ts": 140},
   {"ph": "I", "name": "legacy I", "pid": 1, "tid": 2, "ts": 150}
 ]}"#;
@@ -653,7 +653,7 @@ fn instant_scopes() {
             .map(|e| (e.name.as_str(), e.kind, e.raw_start_ns, e.dur_ns))
             .collect::<Vec<_>>(),
         vec![
-            ("[memory]", EventKind::Instant, 130_000, 0),
+            ("[mark]", EventKind::Instant, 130_000, 0),
             ("no scope", EventKind::Instant, 140_000, 0)
         ]
     );
@@ -799,7 +799,7 @@ fn pid_and_tid_as_strings_empty_and_negative() {
   {"ph": "X", "cat": "overhead", "name": "Activity Buffer Request", "pid": -1, "tid": -1, "ts": 110, "dur": 5},
   {"ph": "X", "cat": "cpu_op", "name": "empty ids", "pid": "", "tid": "", "ts": 120, "dur": 5},
   {"ph": "X", "cat": "Operator", "name": "aten::add", "pid": 25738, "tid": "25738", "ts": 130, "dur": 10},
-  {"ph": "i", "s": "t", "name": "[memory]", "pid": 25738, "tid": 25738, "ts": 135},
+  {"ph": "i", "s": "t", "name": "[mark]", "pid": 25738, "tid": 25738, "ts": 135},
   {"ph": "X", "cat": "Operator", "name": "aten::mul", "pid": "25738", "tid": 25738, "ts": 145, "dur": 1},
   {"ph": "X", "cat": "cpu_op", "name": "negative tid", "pid": 7, "tid": -481, "ts": 150, "dur": 1}
 ]}"#;
@@ -829,7 +829,7 @@ fn pid_and_tid_as_strings_empty_and_negative() {
     // "25738" and 25738 are one thread.
     let t = thread(&p, "25738", "25738");
     let names: Vec<String> = events_of(&p, t).into_iter().map(|e| e.name).collect();
-    assert_eq!(names, vec!["aten::add", "[memory]", "aten::mul"]);
+    assert_eq!(names, vec!["aten::add", "[mark]", "aten::mul"]);
     assert!(matches!(
         t.key,
         TrackKey::Thread {

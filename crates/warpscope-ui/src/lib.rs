@@ -7,6 +7,7 @@ pub mod colors;
 pub mod compare;
 pub mod fleet;
 pub mod insights;
+pub mod memory;
 pub mod range_stats;
 pub mod tables;
 pub mod timeline;

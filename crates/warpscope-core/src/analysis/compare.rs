@@ -99,6 +99,11 @@ pub struct RunSummary {
     /// Why the GPUs were not busy (`docs/analysis.md`), summed over devices; `None` for a
     /// profile without events.
     pub why: Option<RunWhy>,
+    /// The largest allocated-memory peak of any GPU (`docs/memory.md`); `None` where the
+    /// profile records no GPU memory.
+    pub peak_allocated_bytes: Option<i64>,
+    /// The largest reserved-memory peak of any GPU.
+    pub peak_reserved_bytes: Option<i64>,
 }
 
 /// The insight figures of one run, summed over its devices ([`super::insight::analyze`]).
@@ -437,6 +442,10 @@ fn run_summary(
         .map(|s| i64::try_from(s.count).unwrap_or(i64::MAX))
         .filter(|&n| n > 0);
     let time_per_step_ns = steps.as_ref().map(|s| s.mean_ns);
+    let gpu_peaks: Vec<_> = super::memory::memory_peaks(profile, TimeRange::ALL)
+        .into_iter()
+        .filter(|p| matches!(p.device, crate::model::MemoryDevice::Gpu(_)))
+        .collect();
     let batch = label.number("batch").filter(|&b| b > 0.0);
     #[allow(clippy::cast_precision_loss)]
     let time_per_sample_ns = time_per_step_ns
@@ -467,6 +476,8 @@ fn run_summary(
         sweep_value: sweep.and_then(|key| label.number(key)),
         has_cpu_ops,
         why: RunWhy::of(profile),
+        peak_allocated_bytes: gpu_peaks.iter().map(|p| p.peak_allocated_bytes).max(),
+        peak_reserved_bytes: gpu_peaks.iter().map(|p| p.peak_reserved_bytes).max(),
     }
 }
 

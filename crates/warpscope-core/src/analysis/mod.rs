@@ -7,6 +7,7 @@
 pub mod compare;
 pub mod fleet;
 pub mod insight;
+pub mod memory;
 mod ops;
 pub mod range_index;
 mod summary;

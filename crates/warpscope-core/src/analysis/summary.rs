@@ -61,6 +61,9 @@ pub struct SummaryReport {
     pub unified_memory: Vec<UnifiedMemorySummaryRow>,
     /// nvprof's `Total CPU Page faults`, when the file is an nvprof summary.
     pub cpu_page_faults: Option<u64>,
+    /// Memory peaks per device, where the profile records memory (`warpscope memory`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub memory: Vec<super::memory::MemoryPeak>,
     /// Problems met while importing.
     pub warnings: Vec<Warning>,
 }
@@ -98,6 +101,7 @@ pub fn summary_report(profile: &Profile, range: TimeRange, top: Option<usize>) -
             .recorded_summary
             .as_ref()
             .and_then(|r| r.cpu_page_faults),
+        memory: super::memory::memory_peaks(profile, range),
         warnings: profile.warnings.clone(),
     }
 }

@@ -5,6 +5,10 @@ use super::{ProfileBuilder, TrackId, shift};
 use crate::model::memory::{MemoryEvents, NO_STACK, NO_TRACK};
 use crate::model::{MemoryAction, MemoryDevice};
 
+/// The totals of a record whose file does not give them: `finish` replays them (see
+/// [`ProfileBuilder::push_memory`]).
+pub const UNKNOWN_TOTAL: i64 = i64::MIN;
+
 /// One memory record as an importer pushes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryRecord {
@@ -55,9 +59,18 @@ impl MemoryRecord {
 }
 
 impl ProfileBuilder {
-    /// Adds a memory record (any order; equal times keep the order of the pushes).
+    /// Adds a memory record (any order; equal times keep the order of the pushes). A record
+    /// whose totals are [`UNKNOWN_TOTAL`] makes `finish` replay its device's totals from the
+    /// sizes: allocated is the running sum of allocations minus frees from the first record,
+    /// raised so that its lowest point is 0 (what was allocated before is unknown), and
+    /// reserved is taken equal to allocated; warning `memory_totals_replayed` says so.
     pub fn push_memory(&mut self, record: MemoryRecord) {
         self.memory_records.push(record);
+    }
+
+    /// Number of memory records pushed so far.
+    pub fn memory_record_count(&self) -> usize {
+        self.memory_records.len()
     }
 
     /// The records in time order on the profile's clock, tracks as numbered by `position` (old
@@ -93,6 +106,18 @@ impl ProfileBuilder {
             stream: Vec::with_capacity(n),
             stack: Vec::with_capacity(n),
         };
+        let replayed = replay_unknown_totals(&mut records);
+        if replayed > 0 {
+            self.warn(
+                "memory_totals_replayed",
+                replayed,
+                "memory records without the allocator's totals (`Total Allocated`, `Total \
+                 Reserved`; PyTorch before 1.10): allocated memory is replayed from their sizes \
+                 from the start of the recording, its lowest point taken as 0 (what was \
+                 allocated before is unknown); reserved memory is unknown and shown equal to \
+                 allocated",
+            );
+        }
         for r in records {
             ev.time_ns.push(r.time_ns);
             ev.device.push(r.device);
@@ -111,4 +136,38 @@ impl ProfileBuilder {
         }
         (ev, dropped)
     }
+}
+
+/// Replays the totals of every device that has a record with [`UNKNOWN_TOTAL`] (records in
+/// time order); returns how many records that device's replay covered.
+fn replay_unknown_totals(records: &mut [MemoryRecord]) -> u64 {
+    let mut devices: Vec<MemoryDevice> = records
+        .iter()
+        .filter(|r| r.allocated_bytes == UNKNOWN_TOTAL || r.reserved_bytes == UNKNOWN_TOTAL)
+        .map(|r| r.device)
+        .collect();
+    devices.sort_unstable();
+    devices.dedup();
+    let mut replayed = 0u64;
+    for device in devices {
+        let mut sum: i64 = 0;
+        let mut lowest: i64 = 0;
+        let mut sums = Vec::new();
+        for r in records.iter().filter(|r| r.device == device) {
+            let bytes = i64::try_from(r.bytes).unwrap_or(i64::MAX);
+            match r.action {
+                MemoryAction::Alloc => sum = sum.saturating_add(bytes),
+                MemoryAction::Free => sum = sum.saturating_sub(bytes),
+                _ => {}
+            }
+            lowest = lowest.min(sum);
+            sums.push(sum);
+        }
+        for (r, s) in records.iter_mut().filter(|r| r.device == device).zip(sums) {
+            let total = s.saturating_sub(lowest);
+            (r.allocated_bytes, r.reserved_bytes) = (total, total);
+            replayed += 1;
+        }
+    }
+    replayed
 }

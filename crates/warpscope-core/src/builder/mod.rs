@@ -13,7 +13,7 @@ mod correlate;
 mod memory;
 mod merge;
 
-pub use memory::MemoryRecord;
+pub use memory::{MemoryRecord, UNKNOWN_TOTAL};
 pub use merge::Remap;
 
 use std::path::PathBuf;
@@ -422,6 +422,10 @@ impl ProfileBuilder {
                 _ => false,
             }
         });
+        // A memory record keeps its place when its thread's track goes (it loses the thread).
+        for r in &mut self.memory_records {
+            r.track = r.track.and_then(|t| remap[t.0 as usize]);
+        }
     }
 
     /// Re-keys a track (e.g. a TensorFlow stream pid recognised as a GPU stream). If a track with

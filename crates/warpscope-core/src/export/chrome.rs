@@ -84,8 +84,8 @@ use super::ExportError;
 use crate::builder::enclosing_event;
 use crate::import::chrome::{LANE_ARG, gpu_lane, lane_text};
 use crate::model::{
-    ApiInfo, CopyInfo, Device, EventKind, Events, FlowKind, KernelInfo, MemoryKind, Profile,
-    TraceId, Track, TrackKey,
+    ApiInfo, CopyInfo, Device, EventKind, Events, FlowKind, KernelInfo, MemoryAction, MemoryDevice,
+    MemoryKind, Profile, TraceId, Track, TrackKey,
 };
 
 /// Bytes gathered before they are handed to the writer.
@@ -110,6 +110,7 @@ pub fn write_chrome_trace(profile: &Profile, out: &mut impl Write) -> Result<(),
     }
     w.counters(profile)?;
     w.markers(profile)?;
+    w.memory(profile, &ids)?;
     w.flows(profile, &ids)?;
     w.buf.extend_from_slice(b"\n]}\n");
     w.out.write_all(&w.buf)?;
@@ -516,6 +517,46 @@ impl<W: Write> TraceWriter<'_, W> {
             o.str("s", "g");
             o.str("name", &m.name);
             o.us("ts", m.time_ns);
+            o.end();
+        }
+        Ok(())
+    }
+
+    /// Allocations, frees and failed allocations as Kineto's `[memory]` and `[OutOfMemory]`
+    /// instants on the thread that made them, with the totals after each. A snapshot's
+    /// segment and free-requested records have no Kineto form and are not written.
+    fn memory(&mut self, p: &Profile, ids: &[(Id, Id)]) -> Result<(), ExportError> {
+        let ev = &p.memory.events;
+        let unknown = (Id::Int(0), Id::Int(0));
+        for i in 0..ev.len() {
+            let (name, bytes) = match ev.action[i] {
+                MemoryAction::Alloc => ("[memory]", i128::from(ev.bytes[i])),
+                MemoryAction::Free => ("[memory]", -i128::from(ev.bytes[i])),
+                MemoryAction::Oom => ("[OutOfMemory]", i128::from(ev.bytes[i])),
+                _ => continue,
+            };
+            let (pid, tid) = ids.get(ev.track[i] as usize).unwrap_or(&unknown);
+            let (device_type, device_id) = match ev.device[i] {
+                MemoryDevice::Cpu => (0, -1),
+                MemoryDevice::Gpu(id) => (1, i64::from(id)),
+            };
+            let mut o = self.event()?;
+            o.str("ph", "i");
+            o.str("s", "t");
+            o.str("cat", "cpu_instant_event");
+            o.str("name", name);
+            o.id("pid", pid);
+            o.id("tid", tid);
+            o.us("ts", ev.time_ns[i]);
+            o.key("args");
+            let mut args = o.obj();
+            args.int("Device Type", device_type);
+            args.int("Device Id", device_id);
+            args.int("Addr", ev.addr[i]);
+            args.int("Bytes", bytes);
+            args.int("Total Allocated", ev.allocated_bytes[i]);
+            args.int("Total Reserved", ev.reserved_bytes[i]);
+            args.end();
             o.end();
         }
         Ok(())

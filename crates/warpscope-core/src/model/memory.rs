@@ -15,9 +15,10 @@ pub const NO_TRACK: u32 = u32::MAX;
 pub const NO_STACK: u32 = u32::MAX;
 
 /// Whose memory a record is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum MemoryDevice {
     /// Host memory (Kineto `Device Type` 0).
+    #[default]
     Cpu,
     /// A GPU, by ordinal.
     Gpu(u32),

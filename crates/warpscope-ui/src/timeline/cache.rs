@@ -5,7 +5,9 @@
 
 use egui::Color32;
 use warpscope_core::analysis::insight::{AnalyzeOptions, device_activity};
+use warpscope_core::analysis::memory::{Attribution, MemoryCurve, attribute};
 use warpscope_core::analysis::range_index::{ActivityCover, TimeBuckets};
+use warpscope_core::model::MemoryDevice;
 use warpscope_core::model::{EventKind, EventRef, Events};
 use warpscope_core::{Profile, StrId};
 
@@ -40,6 +42,10 @@ pub(super) struct ProfileCache {
     pub occurrences: Option<(StrId, Vec<Vec<u32>>)>,
     /// Busy time and idle causes per device, for the utilisation lanes, by device.
     pub activity: Vec<ActivityCover>,
+    /// Allocated and reserved memory per device, for the memory lanes.
+    pub memory: Vec<MemoryCurve>,
+    /// The operator of every memory record, for the memory lanes' tooltips.
+    pub memory_ops: Attribution,
 }
 
 impl ProfileCache {
@@ -98,13 +104,20 @@ impl ProfileCache {
             kernel_colors,
             flows_from,
             flows_to,
-            span_ns: profile.span_ns(),
+            span_ns: span_with_memory(profile),
             occurrences: None,
             activity: device_activity(profile, &AnalyzeOptions::default())
                 .iter()
                 .map(ActivityCover::new)
                 .collect(),
+            memory: MemoryCurve::all(profile),
+            memory_ops: attribute(profile),
         }
+    }
+
+    /// The memory curve of `device`, if it has records.
+    pub fn memory_of(&self, device: MemoryDevice) -> Option<&MemoryCurve> {
+        self.memory.iter().find(|c| c.device == device)
     }
 
     pub fn level<'a>(&'a self, profile: &'a Profile, track: usize, depth: u16) -> Level<'a> {
@@ -206,5 +219,17 @@ fn end_buckets(events: &Events, indices: Option<&Vec<u32>>) -> TimeBuckets {
             })
         }
         _ => TimeBuckets::default(),
+    }
+}
+
+/// The run's span, widened to take in the memory records (an allocator snapshot has few other
+/// events).
+fn span_with_memory(profile: &Profile) -> Option<(i64, i64)> {
+    let t = &profile.memory.events.time_ns;
+    let memory = t.first().zip(t.last()).map(|(&a, &b)| (a, b));
+    match (profile.span_ns(), memory) {
+        (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+        (span, None) => span,
+        (None, memory) => memory,
     }
 }

@@ -125,6 +125,24 @@ pub(super) fn tooltip_ui(ui: &mut egui::Ui, profile: &Profile, state: &TimelineS
             }
             ui.weak("Click the lane's name to show or hide the idle causes.");
         }
+        Hit::Memory {
+            device,
+            start_ns,
+            end_ns,
+        } => {
+            if let Some(cache) = state.cache.as_ref()
+                && let Some(curve) = cache.memory_of(device)
+            {
+                ui.label(super::memory_lane::describe(
+                    profile,
+                    curve,
+                    &cache.memory_ops,
+                    start_ns,
+                    end_ns,
+                ));
+            }
+            ui.weak("The Memory panel below says what was live at the peak.");
+        }
     }
 }
 

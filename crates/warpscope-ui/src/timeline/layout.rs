@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use warpscope_core::model::{GpuLane, TraceId, TrackKey};
+use warpscope_core::model::{GpuLane, MemoryDevice, TraceId, TrackKey};
 use warpscope_core::{Profile, Track};
 
 /// Height of a group header row in points.
@@ -14,6 +14,8 @@ pub const ROW_HEIGHT: f32 = 18.0;
 pub const COUNTER_HEIGHT: f32 = 34.0;
 /// Height of a device's utilisation lane in points.
 pub const UTILISATION_HEIGHT: f32 = 28.0;
+/// Height of a device's memory lane in points.
+pub const MEMORY_HEIGHT: f32 = 44.0;
 /// Vertical gap after each lane.
 pub const LANE_GAP: f32 = 3.0;
 
@@ -26,6 +28,9 @@ pub enum GroupKey {
     Process(TraceId),
     /// The async ranges of one process.
     Async(TraceId),
+    /// The memory lanes of devices without lanes of their own (the CPU; the GPUs of an
+    /// allocator snapshot).
+    Memory,
     /// The counters.
     Counters,
 }
@@ -39,6 +44,8 @@ pub enum LaneContent {
     Counter(usize),
     /// The busy fraction and idle causes of device `d` over time.
     Utilisation(u32),
+    /// Allocated and reserved memory of a device over time.
+    Memory(MemoryDevice),
 }
 
 /// One lane: a track or a counter, with its name.
@@ -61,6 +68,7 @@ impl Lane {
             LaneContent::Track(_) => f32::from(self.rows.max(1)) * ROW_HEIGHT,
             LaneContent::Counter(_) => COUNTER_HEIGHT,
             LaneContent::Utilisation(_) => UTILISATION_HEIGHT,
+            LaneContent::Memory(_) => MEMORY_HEIGHT,
         }
     }
 }
@@ -110,6 +118,7 @@ pub fn build_groups(profile: &Profile) -> Vec<Group> {
         }
     }
     gpu.sort_unstable();
+    let memory_devices = profile.memory.devices();
     for &(device, _, _, _, _, i) in &gpu {
         let track = &profile.tracks[i];
         let device_name = device_title(profile, device);
@@ -134,6 +143,10 @@ pub fn build_groups(profile: &Profile) -> Vec<Group> {
             });
         }
         if let Some(g) = groups.last_mut() {
+            if g.lanes.len() == 1 && memory_devices.contains(&MemoryDevice::Gpu(device)) {
+                g.lanes
+                    .push(memory_lane(MemoryDevice::Gpu(device), &device_name));
+            }
             g.lanes.push(Lane {
                 content: LaneContent::Track(i),
                 full_name: format!("{device_name} · {short}"),
@@ -190,6 +203,30 @@ pub fn build_groups(profile: &Profile) -> Vec<Group> {
             lanes,
         });
     }
+    // Memory of devices without a group of their own: the CPU, a snapshot's GPUs.
+    let own: Vec<Lane> = memory_devices
+        .iter()
+        .filter(|&&d| match d {
+            MemoryDevice::Gpu(id) => !groups.iter().any(|g| g.key == GroupKey::Device(id)),
+            MemoryDevice::Cpu => true,
+        })
+        .map(|&d| {
+            let title = match d {
+                MemoryDevice::Gpu(id) => device_title(profile, id),
+                MemoryDevice::Cpu => "CPU".to_string(),
+            };
+            let mut lane = memory_lane(d, &title);
+            lane.short_name = format!("{title} memory");
+            lane
+        })
+        .collect();
+    if !own.is_empty() {
+        groups.push(Group {
+            key: GroupKey::Memory,
+            name: "Memory".to_string(),
+            lanes: own,
+        });
+    }
     let counters: Vec<Lane> = profile
         .counters
         .iter()
@@ -213,6 +250,19 @@ pub fn build_groups(profile: &Profile) -> Vec<Group> {
         });
     }
     groups
+}
+
+/// The memory lane of `device`, titled `title`.
+fn memory_lane(device: MemoryDevice, title: &str) -> Lane {
+    Lane {
+        content: LaneContent::Memory(device),
+        short_name: "memory".to_string(),
+        full_name: format!(
+            "{title} · memory: allocated (filled) and reserved (line) over time, the peak \
+             marked; hover for the figures and the allocation that moved them"
+        ),
+        rows: 1,
+    }
 }
 
 /// `GPU 0 · NVIDIA H100 80GB HBM3`.

@@ -8,6 +8,7 @@ mod cache;
 mod details;
 pub mod input;
 pub mod layout;
+pub mod memory_lane;
 pub mod paint;
 pub mod utilisation;
 pub mod view;
@@ -19,7 +20,7 @@ use std::sync::Arc;
 
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, Vec2};
 use warpscope_core::analysis::strip_version_suffix;
-use warpscope_core::model::{EventRef, FlowKind};
+use warpscope_core::model::{EventRef, FlowKind, MemoryDevice};
 use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, TimeRange};
 
@@ -51,6 +52,12 @@ enum Hit {
     /// A column of a device's utilisation lane.
     Utilisation {
         device: u32,
+        start_ns: i64,
+        end_ns: i64,
+    },
+    /// A column of a device's memory lane.
+    Memory {
+        device: MemoryDevice,
         start_ns: i64,
         end_ns: i64,
     },
@@ -626,6 +633,33 @@ pub fn timeline_ui(
                         });
                     }
                 }
+                LaneContent::Memory(device) => {
+                    let Some(curve) = cache.memory_of(device) else {
+                        continue;
+                    };
+                    let r = Rect::from_min_max(
+                        Pos2::new(lanes_rect.left(), y0),
+                        Pos2::new(lanes_rect.right(), y0 + h),
+                    );
+                    memory_lane::memory_lane_ui(&lanes_painter, r, curve, &state.view, weak);
+                    if let Some(p) = hover_pos
+                        && p.y >= y0
+                        && p.y < y0 + h
+                    {
+                        let x = p.x - lanes_rect.left();
+                        let (start_ns, end_ns) = utilisation::span_of(
+                            &state.view,
+                            width,
+                            x - utilisation::COLUMN_PX,
+                            x + utilisation::COLUMN_PX,
+                        );
+                        hit = Some(Hit::Memory {
+                            device,
+                            start_ns,
+                            end_ns,
+                        });
+                    }
+                }
                 LaneContent::Counter(ci) => {
                     let r = Rect::from_min_max(
                         Pos2::new(lanes_rect.left(), y0),
@@ -911,7 +945,7 @@ pub fn timeline_ui(
                 selection.select_event(profile, ev);
                 clicked = Some(ev);
             }
-            Some(Hit::Fold { .. } | Hit::Utilisation { .. }) => {}
+            Some(Hit::Fold { .. } | Hit::Utilisation { .. } | Hit::Memory { .. }) => {}
             None => {
                 selection.event = None;
                 selection.name = None;

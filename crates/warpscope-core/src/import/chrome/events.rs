@@ -5,6 +5,7 @@ use super::classify::{
     Class, GpuArgs, LANE_ARG_KEY, classify, gpu_lane, kind_reads_args, parse_gpu_args,
     parse_memcpy_name, parse_memset_kind,
 };
+use super::memory::{MEMORY_EVENT, OOM_EVENT};
 use super::tokenize::{RawEvent, RawId};
 use super::{ChromeState, FlowPoint, OpenBegin};
 use crate::builder::{TIME_LIMIT_NS, TrackId};
@@ -182,6 +183,8 @@ impl ChromeState {
                         time_ns: ts_ns,
                         name: name_text.to_string(),
                     });
+                } else if name_text == MEMORY_EVENT || name_text == OOM_EVENT {
+                    self.memory_event(name_text == OOM_EVENT, pid, tid, ts_ns, ev.args);
                 } else {
                     let name = self.b.intern(name_text);
                     let track = self.thread_track(pid, tid);

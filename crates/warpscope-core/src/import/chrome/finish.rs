@@ -10,7 +10,8 @@ use super::metadata::Carried;
 use crate::builder::{PendingFlow, TrackId};
 use crate::import::ImportError;
 use crate::model::{
-    CopyInfo, CopyKind, Device, EventKind, FlowKind, GpuLane, NO_DETAIL, Profile, TraceId, TrackKey,
+    CopyInfo, CopyKind, Device, EventKind, FlowKind, GpuLane, MemorySource, NO_DETAIL, Profile,
+    TraceId, TrackKey,
 };
 use crate::strings::StrId;
 
@@ -92,6 +93,9 @@ impl ChromeState {
                 earliest.filter(|&t| t > 946_684_800_000_000_000).map(|_| 0)
             }
         };
+        if self.b.memory_record_count() > 0 {
+            self.b.memory.source = MemorySource::KinetoEvents;
+        }
         let mut profile = self.b.finish();
         if let Some(c) = carried {
             if let Some(origin) = c.origin {

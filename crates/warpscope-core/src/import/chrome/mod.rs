@@ -12,6 +12,7 @@
 //! - `tokenize.rs`: elements into raw events;
 //! - `classify.rs`: categories, lanes and the GPU arguments kept;
 //! - `events.rs`: one event into the builder;
+//! - `memory.rs`: Kineto's `[memory]` and `[OutOfMemory]` instants into memory records;
 //! - `metadata.rs`: top-level keys and the `"warpscope"` object warpscope's exporter writes;
 //! - `finish.rs`: flows, TensorFlow layout, track names, devices and warnings at the end.
 
@@ -19,6 +20,7 @@ mod classify;
 mod events;
 mod finish;
 mod flows;
+mod memory;
 mod metadata;
 mod parallel;
 mod stream;
