@@ -353,7 +353,16 @@ fn every_shared_sample_loads_from_the_command_line() {
                 continue; // 139 MB: covered by the benchmark
             }
             let o = warpscope(&["summary", f.to_str().unwrap(), "--format", "json"]);
-            if name == "cfd_titanxp_cpu-profiling.csv" {
+            // Not profiles (PyTorch's own figures), and the AMD formats warpscope does not read
+            // yet (issue 30): a clean one-line error naming the file, never a crash.
+            let not_read = name == "pytorch_truth.json"
+                || (sub.ends_with("rocm") && !o.status.success());
+            if not_read {
+                assert_eq!(o.status.code(), Some(1), "{name}");
+                let err = stderr(&o);
+                assert_eq!(err.lines().count(), 1, "{err}");
+                assert!(err.contains(&name), "{err}");
+            } else if name == "cfd_titanxp_cpu-profiling.csv" {
                 assert_eq!(o.status.code(), Some(1), "{name}");
                 assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
             } else {
