@@ -24,8 +24,12 @@ Choices made where the page leaves room (the most literal reading):
   * Launch-bound candidates are all kernels in the range (also those without a launching call
     and those launched by a CUDA graph).
   * CPU operators for a gap's "operator" are all those of the launching thread (not limited to the
-    range). Among several launching calls starting at L, the one that ends first (then the
-    smallest correlation id) is "the" launching call.
+    range), except step and profiler annotations (`ProfilerStep#N`, `train_step_N` and the like,
+    `[pytorch|profiler|...]`, `PyTorch Profiler (...)`). Among several launching calls starting
+    at L, the one that ends first (then the smallest correlation id) is "the" launching call.
+  * A host-wait gap's "sync" is the blocking synchronisation API call (section 3's list, any
+    `_vNNNN` suffix removed) of the launching thread with start <= gap start < end; of several,
+    the latest starting (then the shortest).
   * Idle rules are applied in the order 1, 2, 3: a short gap whose next work has no launching
     call is "kernel wait" (rule 2 comes before rule 3).
 """
@@ -44,6 +48,30 @@ GPU_CATS = {"kernel": "kernel", "gpu_memcpy": "memory", "gpu_memset": "memory",
 API_CATS = {"cuda_runtime", "cuda_driver", "Runtime"}
 CPU_OP_CATS = {"cpu_op", "user_annotation", "python_function", "Operator"}
 GRAPH_PREFIXES = ("cudaGraphLaunch", "cuGraphLaunch")
+BLOCKING_SYNCS = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+                  "cudaMemcpy", "cudaMemcpy2D", "cudaMemcpy3D", "cuCtxSynchronize",
+                  "cuStreamSynchronize", "cuEventSynchronize", "cuMemcpyDtoH", "cuMemcpyHtoD"}
+
+
+def strip_version(name):
+    """`cudaMemcpy_v3020` -> `cudaMemcpy`: a `_v` followed by 4 or 5 digits at the end."""
+    head, sep, digits = name.rpartition("_v")
+    if sep and 4 <= len(digits) <= 5 and digits.isdigit() and digits.isascii():
+        return head
+    return name
+
+
+def is_step_or_profiler_annotation(name):
+    """Training-step ranges and the profiler's own annotations: never "the" CPU operator."""
+    if name.startswith(("ProfilerStep#", "[pytorch|profiler", "PyTorch Profiler")):
+        return True
+    lower = name.strip().lower()
+    rest = lower[len("train"):].lstrip("_- ") if lower.startswith("train") else lower
+    for word in ("iteration", "iter", "step"):
+        if rest.startswith(word):
+            number = rest[len(word):].lstrip("_- #:=")
+            return all(c in "0123456789" for c in number)
+    return False
 
 _more_than_3_decimals = set()  # the ts/dur texts that had more than 3 decimals
 
@@ -130,8 +158,13 @@ class Analysis:
         # Launching calls, keyed by correlation id (unique per trace for API calls), and
         # CPU operators per thread (pid, tid). First pass, so that file order does not matter.
         self.calls, self.cpu_ops, self.duplicate_correlations = {}, {}, 0
+        self.syncs = {}  # (pid, tid) -> blocking sync calls (start, end, name)
         for e in xs:
             cat, args = e.get("cat"), e.get("args") or {}
+            if cat in API_CATS and strip_version(e.get("name", "")) in BLOCKING_SYNCS:
+                s = to_ns(e["ts"])
+                self.syncs.setdefault((e.get("pid"), e.get("tid")), []).append(
+                    (s, s + to_ns(e.get("dur", 0)), e.get("name", "")))
             if cat in API_CATS and "correlation" in args:
                 c = args["correlation"]
                 if c in self.calls:
@@ -140,7 +173,7 @@ class Analysis:
                 s = to_ns(e["ts"])
                 self.calls[c] = dict(name=e.get("name", ""), start=s, end=s + to_ns(e.get("dur", 0)),
                                      thread=(e.get("pid"), e.get("tid")), corr=c)
-            elif cat in CPU_OP_CATS:
+            elif cat in CPU_OP_CATS and not is_step_or_profiler_annotation(e.get("name", "")):
                 s = to_ns(e["ts"])
                 self.cpu_ops.setdefault((e.get("pid"), e.get("tid")), []).append(
                     (s, s + to_ns(e.get("dur", 0)), e.get("name", "")))
@@ -197,6 +230,13 @@ class Analysis:
                     return ops[i][2]
         return None
 
+    def sync(self, call, cause, gs):
+        """The blocking sync the launching thread of a host-wait gap was in when it began."""
+        if call is None or cause != "host_wait":
+            return None
+        inside = [c for c in self.syncs.get(call["thread"], []) if c[0] <= gs < c[1]]
+        return max(inside, key=lambda c: (c[0], -(c[1] - c[0])))[2] if inside else None
+
     def scope(self, scope_acts, with_gaps):
         ws = min(a["cs"] for a in scope_acts)
         we = max(a["ce"] for a in scope_acts)
@@ -211,7 +251,7 @@ class Analysis:
             cause, call = self.classify(g, by_start)
             breakdown[cause + "_ns"] += g[1] - g[0]
             if with_gaps:
-                gaps.append((g, cause, self.operator(call, g[0])))
+                gaps.append((g, cause, self.operator(call, g[0]), self.sync(call, cause, g[0])))
         row = {"window_ns": we - ws, "busy_ns": busy, "idle_ns": we - ws - busy,
                "idle_breakdown": breakdown}
         return row, u, gaps
@@ -240,9 +280,9 @@ class Analysis:
                 idle_ns=row["idle_ns"], compute_ns=compute_ns, comm_ns=comm_ns,
                 memory_ns=memory_ns, overlap_comm_compute_ns=ov_cc,
                 overlap_copy_compute_ns=ov_mc, idle_breakdown=row["idle_breakdown"]))
-            for (gs, ge), cause, op in gaps:
+            for (gs, ge), cause, op, sync in gaps:
                 out["gaps"].append(dict(device=dev, start_ns=gs - self.origin, dur_ns=ge - gs,
-                                        cause=cause, operator=op))
+                                        cause=cause, operator=op, sync=sync))
                 if cause == "host_wait":
                     host_ops[op] = host_ops.get(op, 0) + ge - gs
         out["gaps"].sort(key=lambda g: (-g["dur_ns"], g["start_ns"], g["device"]))

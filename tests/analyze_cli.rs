@@ -88,6 +88,8 @@ fn analyze_json_is_the_documented_contract() {
         "tensor_core_pct",
         "theoretical_occupancy_pct",
         "achieved_occupancy_pct",
+        "theoretical_occupancy_where_achieved_pct",
+        "achieved_occupancy_time_pct",
     ];
     for key in DEVICE_FIGURES.iter().chain(&more) {
         assert!(d.get(key).is_some(), "devices[0] has no {key}");
@@ -103,13 +105,20 @@ fn analyze_json_is_the_documented_contract() {
         "tensor_cores",
         "launch_delay_median_ns",
         "launch_delay_p95_ns",
+        "owner",
+        "theoretical_occupancy_where_achieved_pct",
+        "achieved_occupancy_time_pct",
     ] {
         assert!(k.get(key).is_some(), "kernels[0] has no {key}");
+    }
+    let g = &j["gaps"][0];
+    for key in ["cause", "operator", "sync"] {
+        assert!(g.get(key).is_some(), "gaps[0] has no {key}");
     }
     assert!(j["tensor_core_pct"].as_f64().unwrap() > 0.0);
     assert!(j["launch"]["typical_launch_ns"].as_i64().unwrap() > 0);
     let f = &j["findings"][0];
-    for key in ["rule", "time_ns", "message", "events"] {
+    for key in ["rule", "time_ns", "at_stake_basis", "message", "events"] {
         assert!(f.get(key).is_some(), "findings[0] has no {key}");
     }
     // Findings come largest first, and each names real events.
@@ -123,6 +132,64 @@ fn analyze_json_is_the_documented_contract() {
     let ev = &f["events"][0];
     assert!(ev["name"].as_str().is_some() && int(&ev["dur_ns"]) >= 0);
     check_sums(&j);
+}
+
+/// Every finding says whether its time at stake is measured or an estimate, and none claims
+/// more than it can explain: the idle time of its device for the rules about idle time, its
+/// kernel time for the rules about kernels, its communication time for communication.
+fn check_time_at_stake(j: &Value) {
+    let devices = j["devices"].as_array().unwrap();
+    let kernel_ns: i64 = devices.iter().map(|d| int(&d["kernel_ns"])).sum();
+    for f in j["findings"].as_array().unwrap() {
+        let rule = f["rule"].as_str().unwrap();
+        let basis = f["at_stake_basis"].as_str().unwrap();
+        let measured = [
+            "host_wait",
+            "gpu_idle_other",
+            "blocking_sync",
+            "launch_bound",
+            "comm_not_overlapped",
+        ]
+        .contains(&rule);
+        assert_eq!(basis, if measured { "measured" } else { "estimate" }, "{f}");
+        let d = devices.iter().find(|d| d["device"] == f["device"]);
+        let bound = match (rule, d) {
+            ("host_wait" | "launch_bound" | "blocking_sync", Some(d)) => {
+                int(&d["idle_breakdown"]["host_wait_ns"])
+                    + int(&d["idle_breakdown"]["kernel_wait_ns"])
+            }
+            ("gpu_idle_other", Some(d)) => int(&d["idle_breakdown"]["other_ns"]),
+            ("comm_not_overlapped", Some(d)) => int(&d["comm_ns"]),
+            ("no_tensor_cores", Some(d)) => int(&d["kernel_ns"]),
+            ("pageable_copies", Some(d)) => int(&d["busy_ns"]),
+            ("low_occupancy", None) => kernel_ns,
+            _ => panic!("unexpected device of {f}"),
+        };
+        assert!(int(&f["time_ns"]) <= bound, "{f} claims more than {bound}");
+    }
+}
+
+/// The case: the viewer's finding named `aten::relu_` while the CLI listed
+/// `ProfilerStep#3` first. One rule now (the innermost operator, step and profiler annotations
+/// left out), and the finding names the first of the list.
+#[test]
+fn host_wait_names_the_operator_the_list_puts_first() {
+    let j = analyze_json(&["sample_profiles/resnet50_b64_fp32.pt.trace.json.gz"]);
+    let top = j["host_wait_ops"][0]["operator"].as_str().unwrap();
+    assert!(!top.starts_with("ProfilerStep"), "{top}");
+    let f = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "host_wait")
+        .unwrap();
+    let message = f["message"].as_str().unwrap();
+    assert!(message.contains(&format!("`{top}`")), "{top}: {message}");
+    for o in j["host_wait_ops"].as_array().unwrap() {
+        let name = o["operator"].as_str().unwrap_or("");
+        assert!(!name.starts_with("ProfilerStep"), "{o}");
+    }
+    check_time_at_stake(&j);
 }
 
 /// alexnet at batch 8 on an H100: the GPU waits on the CPU most of the time. The busy time
@@ -151,6 +218,7 @@ fn alexnet_b8_waits_on_the_host() {
         .collect();
     assert!(rules.contains(&"launch_bound"), "{rules:?}");
     check_sums(&j);
+    check_time_at_stake(&j);
 }
 
 /// The batch sweep tells the story: launch-bound and host-bound at batch 8, busy at 128.
@@ -230,7 +298,7 @@ fn the_table_shows_the_breakdown_findings_and_kernels() {
     for needle in [
         "GPU 0 (NVIDIA H100 80GB HBM3): window 12.963ms, busy 4.8709ms (37.6%)",
         "host wait 7.6985ms (59.4%)",
-        "1. [host_wait]",
+        "1. [host_wait] 7.6985ms at stake, measured (GPU 0)",
         "Largest gaps:",
         "Kernels by time:",
         "docs/analysis.md",
@@ -358,18 +426,41 @@ fn every_figure_equals_the_independent_reference() {
             pick(&r["launch"], LAUNCH),
             "{name}: launch"
         );
-        // The largest gaps: length, cause and the CPU operator during each.
+        // The largest gaps: length, cause, the CPU operator during each and the blocking sync
+        // the launching thread was in (by name; ours is an event).
         let gaps = |v: &Value, n: usize| -> Vec<Value> {
             v["gaps"]
                 .as_array()
                 .unwrap()
                 .iter()
                 .take(n)
-                .map(|g| pick(g, &["device", "dur_ns", "cause", "operator"]))
+                .map(|g| {
+                    let mut g2 = pick(g, &["device", "dur_ns", "cause", "operator"]);
+                    let sync = match &g["sync"] {
+                        Value::Object(e) => e["name"].clone(),
+                        other => other.clone(),
+                    };
+                    g2["sync"] = sync;
+                    g2
+                })
                 .collect()
         };
         let n = ours["gaps"].as_array().unwrap().len();
         assert_eq!(gaps(&ours, n), gaps(&r, n), "{name}: gaps");
+        // Host wait by operator: the same list (the reference groups over all devices, so
+        // compared where there is one).
+        let ops = |v: &Value| -> Vec<Value> {
+            v["host_wait_ops"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| pick(o, &["operator", "time_ns"]))
+                .collect()
+        };
+        if ours["devices"].as_array().unwrap().len() == 1 {
+            assert_eq!(ops(&ours), ops(&r), "{name}: host_wait_ops");
+        }
         check_sums(&ours);
+        check_time_at_stake(&ours);
     }
 }

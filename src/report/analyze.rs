@@ -62,6 +62,8 @@ struct GapJson<'a> {
     next: EventJson<'a>,
     launch: Option<EventJson<'a>>,
     operator: Option<&'a str>,
+    /// The blocking synchronisation the launching thread was in when the gap began.
+    sync: Option<EventJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -69,6 +71,8 @@ struct FindingJson<'a> {
     rule: &'static str,
     device: Option<u32>,
     time_ns: i64,
+    /// `measured` or `estimate`: what `time_ns` is.
+    at_stake_basis: &'static str,
     message: &'a str,
     events: Vec<EventJson<'a>>,
 }
@@ -133,6 +137,7 @@ pub fn analyze(
                         next: event_json(p, g.next),
                         launch: g.launch.map(|e| event_json(p, e)),
                         operator: operator_name(p, g.operator),
+                        sync: g.sync.map(|e| event_json(p, e)),
                     })
                     .collect(),
                 host_wait_ops: &ins.host_wait_ops,
@@ -143,6 +148,7 @@ pub fn analyze(
                         rule: f.rule.as_str(),
                         device: f.device,
                         time_ns: f.time_ns,
+                        at_stake_basis: f.at_stake_basis.as_str(),
                         message: &f.message,
                         events: f.events.iter().map(|&e| event_json(p, e)).collect(),
                     })
@@ -255,10 +261,9 @@ fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> Stri
         );
         let _ = writeln!(
             out,
-            "  kernels: {:.1}% of kernel time on Tensor Cores; occupancy theoretical {}, achieved (Kineto) {}",
+            "  kernels: {:.1}% of kernel time on Tensor Cores; {}",
             d.tensor_core_pct,
-            opt_pct(d.theoretical_occupancy_pct),
-            opt_pct(d.achieved_occupancy_pct)
+            occupancy_text(d)
         );
         let _ = writeln!(
             out,
@@ -271,7 +276,10 @@ fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> Stri
         );
     }
 
-    let _ = writeln!(out, "\nFindings, largest time at stake first:");
+    let _ = writeln!(
+        out,
+        "\nFindings, largest time at stake first (measured: time in this profile, the most that fixing the cause gives back; estimate: a modelled saving):"
+    );
     if ins.findings.is_empty() {
         let _ = writeln!(out, "  none: no rule of docs/analysis.md fired.");
     }
@@ -323,16 +331,26 @@ fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> Stri
     }
 
     if !ins.host_wait_ops.is_empty() {
-        let _ = writeln!(out, "\nHost wait by the CPU operator the GPU waited on:");
-        for o in ins.host_wait_ops.iter().take(top) {
-            let _ = writeln!(
-                out,
-                "  GPU {} {:>12} in {:>5} gaps  {}",
-                o.device,
-                dur(o.time_ns),
-                o.gaps,
-                short_name(o.operator.as_deref().unwrap_or("(no CPU operator)"), 80)
-            );
+        let _ = writeln!(
+            out,
+            "\nHost wait by the CPU operator the GPU waited on (innermost; step and profiler annotations do not count):"
+        );
+        for d in &ins.devices {
+            for o in ins.host_wait_ops_of(d.device).iter().take(top) {
+                let _ = writeln!(
+                    out,
+                    "  GPU {} {:>12} in {:>5} gaps  {}",
+                    o.device,
+                    dur(o.time_ns),
+                    o.gaps,
+                    short_name(
+                        o.operator
+                            .as_deref()
+                            .unwrap_or("(no CPU operator: between operators)"),
+                        80
+                    )
+                );
+            }
         }
     }
 
@@ -378,9 +396,28 @@ fn finding_line(n: usize, f: &Finding) -> String {
         .device
         .map_or_else(|| "run".to_string(), |d| format!("GPU {d}"));
     format!(
-        "  {n}. [{}] {} at stake ({device}): {}",
+        "  {n}. [{}] {} at stake, {} ({device}): {}",
         f.rule.as_str(),
         dur(f.time_ns),
+        f.at_stake_basis.as_str(),
         f.message
     )
+}
+
+/// A device's occupancy figures: the theoretical mean over every kernel with launch details,
+/// then Kineto's achieved beside the theoretical mean of the same kernels (`docs/analysis.md`,
+/// section 5).
+fn occupancy_text(d: &DeviceBreakdown) -> String {
+    let theoretical = format!(
+        "occupancy theoretical {}",
+        opt_pct(d.theoretical_occupancy_pct)
+    );
+    match d.achieved_occupancy_pct {
+        None => format!("{theoretical}, achieved (Kineto) —"),
+        Some(achieved) => format!(
+            "{theoretical}; where Kineto estimated it ({:.1}% of kernel time): achieved {achieved:.0}% of theoretical {}",
+            d.achieved_occupancy_time_pct,
+            opt_pct(d.theoretical_occupancy_where_achieved_pct)
+        ),
+    }
 }

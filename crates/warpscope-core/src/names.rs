@@ -1,5 +1,9 @@
-//! Kernel and function names shortened for tables: C++ parameter lists dropped, template
-//! arguments folded, long text cut.
+//! Kernel and function names: shortened for tables (C++ parameter lists dropped, template
+//! arguments folded, long text cut), and who owns a kernel ([`owner`]).
+
+pub mod owner;
+
+pub use owner::{KernelOwner, is_communication, is_nccl_kernel, kernel_owner};
 
 /// A name shortened to at most `max_chars` characters for a table column: the parameter list of
 /// a long C++ name is dropped (`f<T>(int, float*)` → `f<T>`), then its template arguments are

@@ -143,7 +143,11 @@ pub fn insights_ui(
                 device_ui(ui, profile, d);
             }
             ui.add_space(6.0);
-            ui.strong("Findings, largest time at stake first");
+            ui.strong("Findings, largest time at stake first")
+                .on_hover_text(
+                    "measured: a time measured in this profile, the most that fixing the cause \
+                     gives back; estimate: a modelled saving (docs/analysis.md, section 7)",
+                );
             if ins.findings.is_empty() {
                 ui.weak("None: no rule of docs/analysis.md fired in this range.");
             }
@@ -172,6 +176,12 @@ pub fn insights_ui(
                 egui::CollapsingHeader::new("Idle time per stream")
                     .default_open(false)
                     .show(ui, |ui| streams_ui(ui, &ins.streams));
+            }
+            if !ins.host_wait_ops.is_empty() {
+                ui.add_space(6.0);
+                egui::CollapsingHeader::new("Host wait by the CPU operator the GPU waited on")
+                    .default_open(false)
+                    .show(ui, |ui| host_wait_ops_ui(ui, ins));
             }
             if !ins.gaps.is_empty() {
                 ui.add_space(6.0);
@@ -236,19 +246,26 @@ fn device_ui(ui: &mut Ui, profile: &Profile, d: &DeviceBreakdown) {
             ui.label(RichText::new(text).small());
         }
     });
+    let pct_text = |v: Option<f64>| v.map_or_else(|| "–".to_string(), |v| format!("{v:.0}%"));
+    // Kineto's achieved occupancy beside the theoretical one of the same kernels, both
+    // weighted by time (docs/analysis.md, section 5).
+    let achieved = match d.achieved_occupancy_pct {
+        None => "achieved (Kineto) –".to_string(),
+        Some(a) => format!(
+            "where Kineto estimated it ({:.1}% of kernel time), achieved {a:.0}% of theoretical {}",
+            d.achieved_occupancy_time_pct,
+            pct_text(d.theoretical_occupancy_where_achieved_pct)
+        ),
+    };
     ui.label(
         RichText::new(format!(
             "Overlap: communication with compute {} ({:.1}% of communication), copies with \
-             compute {}. Tensor Cores {:.1}% of kernel time. Occupancy: theoretical {}, \
-             achieved (Kineto) {}.",
+             compute {}. Tensor Cores {:.1}% of kernel time. Occupancy: theoretical {}; {achieved}.",
             dur(d.overlap_comm_compute_ns),
             d.overlap_comm_pct,
             dur(d.overlap_copy_compute_ns),
             d.tensor_core_pct,
-            d.theoretical_occupancy_pct
-                .map_or_else(|| "–".to_string(), |v| format!("{v:.0}%")),
-            d.achieved_occupancy_pct
-                .map_or_else(|| "–".to_string(), |v| format!("{v:.0}%")),
+            pct_text(d.theoretical_occupancy_pct),
         ))
         .small(),
     );
@@ -269,9 +286,10 @@ fn finding_ui(
             .map_or_else(|| "whole run".to_string(), |d| format!("GPU {d}"));
         ui.label(
             RichText::new(format!(
-                "{n}. {} · {} at stake · {where_}",
+                "{n}. {} · {} at stake ({}) · {where_}",
                 f.rule.as_str(),
-                dur(f.time_ns)
+                dur(f.time_ns),
+                f.at_stake_basis.as_str()
             ))
             .strong(),
         );
@@ -288,6 +306,34 @@ fn finding_ui(
     ui.label(&f.message);
     ui.add_space(3.0);
     zoom
+}
+
+/// Host-wait time by the CPU operator the GPU waited on, per GPU: the list `warpscope analyze`
+/// prints, whose first entry the `host_wait` finding names.
+fn host_wait_ops_ui(ui: &mut Ui, ins: &Insights) {
+    egui::Grid::new("insight_host_wait_ops")
+        .striped(true)
+        .num_columns(4)
+        .show(ui, |ui| {
+            for h in ["GPU", "host wait", "gaps", "CPU operator"] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for d in &ins.devices {
+                for o in ins.host_wait_ops_of(d.device).iter().take(10) {
+                    ui.label(o.device.to_string());
+                    ui.label(dur(o.time_ns));
+                    ui.label(o.gaps.to_string());
+                    ui.label(short_name(
+                        o.operator
+                            .as_deref()
+                            .unwrap_or("(no CPU operator: between operators)"),
+                        80,
+                    ));
+                    ui.end_row();
+                }
+            }
+        });
 }
 
 /// Each stream's window, busy share and idle causes.

@@ -36,13 +36,7 @@ pub enum MergeError {
     },
 }
 
-/// True for NCCL kernels: names containing `nccl` in any case (`ncclKernel_AllReduce_...`,
-/// `ncclDevKernel_...`, `void ncclKernel<...>`).
-pub fn is_nccl_kernel(name: &str) -> bool {
-    name.as_bytes()
-        .windows(4)
-        .any(|w| w.eq_ignore_ascii_case(b"nccl"))
-}
+pub use crate::names::is_nccl_kernel;
 
 /// The rank of a profile: its `distributedInfo` rank, or the `rank` its file name gives
 /// (`..._rank1.json`, `..._rank-1.json`, `..._rank3of8...`).
@@ -525,19 +519,6 @@ mod tests {
     use super::*;
     use crate::builder::ProfileBuilder;
     use crate::model::{ApiInfo, Device, DistributedInfo, Format, GpuLane, KernelInfo};
-
-    #[test]
-    fn nccl_names() {
-        assert!(is_nccl_kernel(
-            "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)"
-        ));
-        assert!(is_nccl_kernel(
-            "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
-        ));
-        assert!(is_nccl_kernel("void NCCL_reduce_kernel<float>()"));
-        assert!(!is_nccl_kernel("volta_sgemm_128x64_nn"));
-        assert!(!is_nccl_kernel("nc"));
-    }
 
     /// One rank: a kernel launched by an API call on the CPU, device 0, pid 100.
     fn rank(rank: Option<i64>, path: &str, unix_origin_ns: Option<i64>) -> Profile {

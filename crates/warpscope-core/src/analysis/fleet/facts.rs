@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::analysis::compare::{is_nccl_kernel, profile_rank, step_ranges};
+use crate::analysis::compare::{profile_rank, step_ranges};
 use crate::analysis::insight::{DeviceBreakdown, device_breakdowns, is_communication};
 use crate::model::{EventKind, Profile, TrackKey};
 use crate::time::TimeRange;
@@ -224,7 +224,7 @@ pub fn collective_name(kernel: &str) -> String {
         .unwrap_or(kernel)
         .trim_start_matches("void ")
         .trim();
-    if is_nccl_kernel(head) || head.to_ascii_lowercase().contains("rccl") {
+    if is_communication(head) {
         let mut parts = head.split('_');
         let first = parts.next().unwrap_or_default().to_ascii_lowercase();
         if first.ends_with("kernel")

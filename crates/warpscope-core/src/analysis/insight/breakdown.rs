@@ -45,8 +45,14 @@ pub struct DeviceBreakdown {
     pub tensor_core_pct: f64,
     /// GPU-time-weighted theoretical occupancy of its kernels, in percent.
     pub theoretical_occupancy_pct: Option<f64>,
-    /// GPU-time-weighted estimated achieved occupancy the file gives (Kineto), in percent.
+    /// GPU-time-weighted estimated achieved occupancy the file gives (Kineto), in percent, over
+    /// the kernels that have both it and a theoretical occupancy.
     pub achieved_occupancy_pct: Option<f64>,
+    /// GPU-time-weighted theoretical occupancy over the same kernels as
+    /// `achieved_occupancy_pct`, in percent: the figure to compare it with.
+    pub theoretical_occupancy_where_achieved_pct: Option<f64>,
+    /// The share of kernel time those kernels take, in percent.
+    pub achieved_occupancy_time_pct: f64,
     /// Why the device was idle.
     pub idle_breakdown: IdleBreakdown,
     /// Busy fraction (0–1) of each time bucket of the window.
@@ -78,6 +84,46 @@ impl WeightedMean {
     }
 }
 
+/// The occupancy figures of a set of kernels (`docs/analysis.md`, section 5): every mean is
+/// weighted by clipped time, the achieved one and its theoretical counterpart over the same
+/// kernels (those with both values), so that they can be compared.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct OccupancyMeans {
+    theoretical: WeightedMean,
+    achieved: WeightedMean,
+    theoretical_where_achieved: WeightedMean,
+    kernel_ns: i64,
+}
+
+/// [`OccupancyMeans`] worked out: theoretical, achieved, theoretical where achieved, and the
+/// share of kernel time the last two cover (percent).
+pub(crate) type OccupancyFigures = (Option<f64>, Option<f64>, Option<f64>, f64);
+
+impl OccupancyMeans {
+    /// Adds a kernel (clipped to the range).
+    pub fn add(&mut self, a: &Activity) {
+        let dur = a.dur_ns();
+        self.kernel_ns = self.kernel_ns.saturating_add(dur);
+        if let Some((theoretical, _)) = a.occupancy {
+            self.theoretical.add(theoretical, dur);
+            if let Some(achieved) = a.achieved_pct {
+                self.achieved.add(achieved, dur);
+                self.theoretical_where_achieved.add(theoretical, dur);
+            }
+        }
+    }
+
+    /// The figures.
+    pub fn figures(&self) -> OccupancyFigures {
+        (
+            self.theoretical.mean(),
+            self.achieved.mean(),
+            self.theoretical_where_achieved.mean(),
+            crate::analysis::pct(self.achieved.weight, self.kernel_ns),
+        )
+    }
+}
+
 /// The breakdown of one device's activities (sorted by start, not empty), whose union is `busy`.
 pub(crate) fn device_breakdown(
     acts: &[Activity],
@@ -86,7 +132,7 @@ pub(crate) fn device_breakdown(
 ) -> DeviceBreakdown {
     let (mut compute, mut comm, mut memory) = (Vec::new(), Vec::new(), Vec::new());
     let (mut kernel_ns, mut tensor_core_ns) = (0i64, 0i64);
-    let (mut theoretical, mut achieved) = (WeightedMean::default(), WeightedMean::default());
+    let mut occupancy = OccupancyMeans::default();
     for a in acts {
         let span = (a.start_ns, a.end_ns);
         if a.kind != EventKind::Kernel {
@@ -98,12 +144,7 @@ pub(crate) fn device_breakdown(
         if a.tensor_cores {
             tensor_core_ns = tensor_core_ns.saturating_add(dur);
         }
-        if let Some((pct, _)) = a.occupancy {
-            theoretical.add(pct, dur);
-        }
-        if let Some(v) = a.achieved_pct {
-            achieved.add(v, dur);
-        }
+        occupancy.add(a);
         if a.comm {
             comm.push(span);
         } else {
@@ -121,6 +162,8 @@ pub(crate) fn device_breakdown(
     let overlap_comm_compute_ns = length(&intersect(&comm, &compute));
     let (utilisation, utilisation_bucket_ns) =
         bucket_fractions(busy, window_start_ns, window_end_ns, buckets);
+    let (theoretical, achieved, theoretical_where_achieved, achieved_time_pct) =
+        occupancy.figures();
     DeviceBreakdown {
         device: acts.first().map_or(0, |a| a.device),
         window_start_ns,
@@ -138,8 +181,10 @@ pub(crate) fn device_breakdown(
         kernel_ns,
         tensor_core_ns,
         tensor_core_pct: crate::analysis::pct(tensor_core_ns, kernel_ns),
-        theoretical_occupancy_pct: theoretical.mean(),
-        achieved_occupancy_pct: achieved.mean(),
+        theoretical_occupancy_pct: theoretical,
+        achieved_occupancy_pct: achieved,
+        theoretical_occupancy_where_achieved_pct: theoretical_where_achieved,
+        achieved_occupancy_time_pct: achieved_time_pct,
         idle_breakdown: IdleBreakdown::default(),
         utilisation,
         utilisation_bucket_ns,

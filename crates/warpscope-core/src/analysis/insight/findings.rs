@@ -1,15 +1,17 @@
 //! The guided analysis: rules that turn the figures into ranked findings, each with the time at
-//! stake and the events behind it (`docs/analysis.md`, section 7, lists the rules and these
-//! thresholds).
+//! stake, whether that time is measured or an estimate, and the events behind it
+//! (`docs/analysis.md`, section 7, lists the rules, these thresholds, and whom each rule's
+//! advice is for). The rules about GPU work itself (occupancy, Tensor Cores, pageable copies)
+//! are in [`super::gpu_rules`].
 
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::tensor_cores::is_fp32_gemm_off_tensor_cores;
+use super::gpu_rules;
+use super::idle::{DeviceChain, innermost_operator, is_blocking_sync};
+use super::intervals::{intersect, length, subtract, union};
 use super::{Activity, GapCause, Insights, KEEP_EVENTS, longest_first};
 use crate::analysis::{pct, strip_version_suffix};
-use crate::model::{CopyKind, EventKind, EventRef, MemoryKind, Profile, TrackKey};
-use crate::strings::StrId;
+use crate::model::{EventKind, EventRef, Profile, TrackKey};
 use crate::time::{TimeRange, format_duration_ns as dur};
 
 /// Host wait must reach this share of the window, in percent.
@@ -21,7 +23,8 @@ pub const PAGEABLE_MIN_PCT: f64 = 1.0;
 /// When the profile has no pinned copy of a direction, pinned memory is assumed this many times
 /// faster than pageable.
 pub const PINNED_SPEEDUP_ASSUMED: f64 = 2.0;
-/// Blocking synchronisation calls must take this share of the run's window, in percent.
+/// The GPU idle time behind blocking synchronisation must reach this share of the device's
+/// window, in percent.
 pub const BLOCKING_SYNC_MIN_PCT: f64 = 5.0;
 /// A kernel is checked for occupancy when it is among this many longest...
 pub const LOW_OCCUPANCY_TOP_KERNELS: usize = 5;
@@ -50,9 +53,9 @@ pub enum Rule {
     GpuIdleOther,
     /// Host↔device copies from pageable memory.
     PageableCopies,
-    /// Synchronisation calls blocked the CPU.
+    /// The GPU ran dry while the CPU was blocked in a synchronisation.
     BlockingSync,
-    /// A top kernel has low theoretical occupancy.
+    /// A top kernel of the user's has low theoretical occupancy.
     LowOccupancy,
     /// Many kernels shorter than a launch.
     LaunchBound,
@@ -76,6 +79,42 @@ impl Rule {
             Self::CommNotOverlapped => "comm_not_overlapped",
         }
     }
+
+    /// What a finding's time at stake is: a time measured in the profile, or an estimate.
+    pub fn at_stake_basis(self) -> AtStakeBasis {
+        match self {
+            Self::HostWait
+            | Self::GpuIdleOther
+            | Self::BlockingSync
+            | Self::LaunchBound
+            | Self::CommNotOverlapped => AtStakeBasis::Measured,
+            Self::PageableCopies | Self::LowOccupancy | Self::NoTensorCores => {
+                AtStakeBasis::Estimate
+            }
+        }
+    }
+}
+
+/// What a finding's time at stake is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AtStakeBasis {
+    /// A time measured in the profile (GPU idle time, exposed communication): what the cause
+    /// cost here, and the most that removing it can give back.
+    Measured,
+    /// A measured time scaled by an assumed speed-up (pinned memory 2× faster, Tensor Cores
+    /// halving a GEMM, time proportional to the missing occupancy).
+    Estimate,
+}
+
+impl AtStakeBasis {
+    /// Stable name used in JSON and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Measured => "measured",
+            Self::Estimate => "estimate",
+        }
+    }
 }
 
 /// One finding.
@@ -85,133 +124,97 @@ pub struct Finding {
     pub rule: Rule,
     /// The device it concerns (`None`: the whole run).
     pub device: Option<u32>,
-    /// The time at stake.
+    /// The time at stake: what the step would lose if the cause were removed, at most.
     pub time_ns: i64,
+    /// Whether `time_ns` is measured or an estimate ([`Rule::at_stake_basis`]).
+    pub at_stake_basis: AtStakeBasis,
     /// What was found and what to try, with its numbers.
     pub message: String,
     /// The events behind it, most important first (at most 20).
     pub events: Vec<EventRef>,
 }
 
-fn name_of(profile: &Profile, e: EventRef) -> &str {
+impl Finding {
+    /// A finding of `rule`, its basis taken from the rule.
+    pub(crate) fn new(
+        rule: Rule,
+        device: Option<u32>,
+        time_ns: i64,
+        message: String,
+        events: Vec<EventRef>,
+    ) -> Self {
+        Self {
+            rule,
+            device,
+            time_ns,
+            at_stake_basis: rule.at_stake_basis(),
+            message,
+            events,
+        }
+    }
+}
+
+pub(crate) fn name_of(profile: &Profile, e: EventRef) -> &str {
     profile.str(profile.tracks[e.track as usize].events.name[e.index as usize])
 }
 
-fn at_least(part: i64, whole: i64, min_pct: f64) -> bool {
+pub(crate) fn at_least(part: i64, whole: i64, min_pct: f64) -> bool {
     part > 0 && pct(part, whole) >= min_pct
 }
 
-/// Every finding, largest time at stake first.
+/// Every finding, largest time at stake first. `chains` holds one entry per device of
+/// `ins.devices`, in the same order.
 pub(crate) fn findings(
     profile: &Profile,
     range: TimeRange,
     acts: &[Activity],
     ins: &Insights,
-    launch_bound_gap_ns: &[(u32, i64)],
+    chains: &[DeviceChain],
 ) -> Vec<Finding> {
     let mut out = Vec::new();
-    for d in &ins.devices {
+    let blocked = cpu_blocked(profile, range);
+    for (d, chain) in ins.devices.iter().zip(chains) {
         // `acts` is sorted by device: this device's slice, found by binary search (a file with
         // thousands of devices must not make this quadratic).
         let lo = acts.partition_point(|a| a.device < d.device);
         let hi = acts.partition_point(|a| a.device <= d.device);
         let dev_acts: Vec<&Activity> = acts[lo..hi].iter().collect();
-        let gaps_of = |cause: GapCause| -> Vec<EventRef> {
-            ins.gaps
-                .iter()
-                .filter(|g| g.device == d.device && g.cause == cause)
-                .map(|g| g.next)
-                .collect()
-        };
-        let w = d.window_ns;
-        let hw = d.idle_breakdown.host_wait_ns;
-        if at_least(hw, w, HOST_WAIT_MIN_PCT) {
-            // The operator the GPU waited on most; a training-step range means the thread was
-            // between operators (Python or framework overhead).
-            let first = ins.host_wait_ops.partition_point(|o| o.device < d.device);
-            let top = ins.host_wait_ops[first..]
-                .iter()
-                .take_while(|o| o.device == d.device)
-                .find(|o| {
-                    !o.operator
-                        .as_deref()
-                        .is_some_and(crate::analysis::compare::is_step_name)
-                });
-            let under = match top {
-                Some(op) => format!(
-                    "; the most, {}, while the launching thread was in `{}`",
-                    dur(op.time_ns),
-                    op.operator.as_deref().unwrap_or("(no CPU operator)")
-                ),
-                None => String::new(),
-            };
-            out.push(Finding {
-                rule: Rule::HostWait,
-                device: Some(d.device),
-                time_ns: hw,
-                message: format!(
-                    "GPU {} waited {} ({:.1}% of its {} window) for the CPU to launch work{under}. \
-                     Cut CPU overhead there: larger batches, fused operators, CUDA graphs.",
-                    d.device,
-                    dur(hw),
-                    pct(hw, w),
-                    dur(w)
-                ),
-                events: gaps_of(GapCause::HostWait),
-            });
-        }
+        out.extend(host_wait(ins, d));
         let other = d.idle_breakdown.other_ns;
-        if at_least(other, w, IDLE_OTHER_MIN_PCT) {
-            out.push(Finding {
-                rule: Rule::GpuIdleOther,
-                device: Some(d.device),
-                time_ns: other,
-                message: format!(
+        if at_least(other, d.window_ns, IDLE_OTHER_MIN_PCT) {
+            out.push(Finding::new(
+                Rule::GpuIdleOther,
+                Some(d.device),
+                other,
+                format!(
                     "GPU {} sat idle {} ({:.1}% of its window) although the next work was already \
                      queued: synchronisation, waits on events or other streams. Look at the largest \
                      gaps and what precedes them.",
                     d.device,
                     dur(other),
-                    pct(other, w)
+                    pct(other, d.window_ns)
                 ),
-                events: gaps_of(GapCause::Other),
-            });
+                gaps_of(ins, d.device, GapCause::Other),
+            ));
         }
-        out.extend(pageable_copies(profile, d.device, w, &dev_acts));
-        out.extend(launch_bound(
+        out.extend(gpu_rules::pageable_copies(
             profile,
-            ins,
-            d,
+            d.device,
+            d.window_ns,
             &dev_acts,
-            launch_bound_gap_ns,
         ));
-        out.extend(no_tensor_cores(profile, d.device, d.kernel_ns, &dev_acts));
-        if at_least(d.comm_ns, w, COMM_NOT_OVERLAPPED_MIN_PCT) {
-            let events = dev_acts
-                .iter()
-                .filter(|a| a.comm)
-                .take(KEEP_EVENTS)
-                .map(|a| a.event)
-                .collect();
-            out.push(Finding {
-                rule: Rule::CommNotOverlapped,
-                device: Some(d.device),
-                time_ns: d.comm_ns,
-                message: format!(
-                    "GPU {} spent {} ({:.1}% of its window) in communication with no compute \
-                     running ({:.1}% of communication overlapped). Overlap it: bucket gradients \
-                     (DDP bucket_cap_mb), start collectives earlier, or use more streams.",
-                    d.device,
-                    dur(d.comm_ns),
-                    pct(d.comm_ns, w),
-                    d.overlap_comm_pct
-                ),
-                events,
-            });
-        }
+        out.extend(launch_bound(profile, ins, d, &dev_acts, chain));
+        out.extend(gpu_rules::no_tensor_cores(
+            profile,
+            d.device,
+            d.kernel_ns,
+            &dev_acts,
+            chain,
+        ));
+        out.extend(comm_not_overlapped(d, &dev_acts, chain));
+        out.extend(blocking_sync(profile, d, chain, &blocked));
     }
-    out.extend(blocking_sync(profile, range, ins));
-    out.extend(low_occupancy(ins));
+    out.extend(gpu_rules::low_occupancy(profile, ins, acts, chains));
     out.sort_by(|a, b| {
         b.time_ns
             .cmp(&a.time_ns)
@@ -221,91 +224,104 @@ pub(crate) fn findings(
     out
 }
 
-fn pageable_copies(
-    profile: &Profile,
-    device: u32,
-    window_ns: i64,
-    acts: &[&Activity],
-) -> Option<Finding> {
-    // Per direction: (time in range, bytes, full duration) for pageable and pinned copies.
-    let mut stats = [[(0i64, 0u64, 0i64); 2]; 2];
-    let mut events = Vec::new();
-    for a in acts.iter().filter(|a| a.kind == EventKind::Memcpy) {
-        let track = &profile.tracks[a.event.track as usize];
-        let Some(info) = profile.copy_info(track, a.event.index as usize) else {
-            continue;
-        };
-        let dir = match info.kind {
-            CopyKind::HtoD => 0,
-            CopyKind::DtoH => 1,
-            _ => continue,
-        };
-        let host = if dir == 0 {
-            info.src_kind
-        } else {
-            info.dst_kind
-        };
-        let pinned = match host {
-            Some(MemoryKind::Pageable) => 0,
-            Some(MemoryKind::Pinned) => 1,
-            _ => continue,
-        };
-        let s = &mut stats[dir][pinned];
-        // Saturating: a hostile file can hold sizes and durations whose sums overflow.
-        s.0 = s.0.saturating_add(a.dur_ns());
-        s.1 = s.1.saturating_add(info.bytes.unwrap_or(0));
-        s.2 =
-            s.2.saturating_add(track.events.dur_ns[a.event.index as usize]);
-        if pinned == 0 {
-            events.push((a.dur_ns(), a.event));
-        }
-    }
-    let bandwidth = |(_, bytes, full): (i64, u64, i64)| {
-        #[allow(clippy::cast_precision_loss)]
-        (full > 0 && bytes > 0).then(|| bytes as f64 / full as f64)
-    };
-    let mut stake = 0.0f64;
-    let mut time = 0i64;
-    let mut parts = Vec::new();
-    for (dir, name) in [(0, "HtoD"), (1, "DtoH")] {
-        let [pageable, pinned] = stats[dir];
-        let Some(pageable_bw) = bandwidth(pageable) else {
-            continue;
-        };
-        let (pinned_bw, measured) = match bandwidth(pinned) {
-            Some(bw) => (bw, "measured in this profile"),
-            None => (pageable_bw * PINNED_SPEEDUP_ASSUMED, "assumed 2×"),
-        };
-        time = time.saturating_add(pageable.0);
-        if pinned_bw > pageable_bw {
-            #[allow(clippy::cast_precision_loss)]
-            let saved = pageable.0 as f64 * (1.0 - pageable_bw / pinned_bw);
-            stake += saved;
-        }
-        parts.push(format!(
-            "{name} {} at {:.1} GB/s (pinned: {:.1} GB/s, {measured})",
-            dur(pageable.0),
-            pageable_bw,
-            pinned_bw
-        ));
-    }
-    #[allow(clippy::cast_possible_truncation)]
-    let stake = stake as i64;
-    if !at_least(time, window_ns, PAGEABLE_MIN_PCT) || stake <= 0 {
+/// The next work of the device's largest gaps of one cause.
+fn gaps_of(ins: &Insights, device: u32, cause: GapCause) -> Vec<EventRef> {
+    ins.gaps
+        .iter()
+        .filter(|g| g.device == device && g.cause == cause)
+        .map(|g| g.next)
+        .collect()
+}
+
+fn host_wait(ins: &Insights, d: &super::DeviceBreakdown) -> Option<Finding> {
+    let (w, hw) = (d.window_ns, d.idle_breakdown.host_wait_ns);
+    if !at_least(hw, w, HOST_WAIT_MIN_PCT) {
         return None;
     }
-    Some(Finding {
-        rule: Rule::PageableCopies,
-        device: Some(device),
-        time_ns: stake,
-        message: format!(
-            "GPU {device} copied to or from pageable host memory: {}. Pinned memory \
-             (`pin_memory=True`, cudaHostAlloc) would save about {}.",
-            parts.join("; "),
-            dur(stake)
+    // The operator the GPU waited on most: the first of the list the CLI and the viewer show.
+    let under = match ins.top_host_wait_op(d.device) {
+        Some(op) => match op.operator.as_deref() {
+            Some(name) => format!(
+                "; the most, {}, while the launching thread was in `{name}`",
+                dur(op.time_ns)
+            ),
+            None => format!(
+                "; the most, {}, while the launching thread was in no CPU operator (between \
+                 operators: Python or framework overhead)",
+                dur(op.time_ns)
+            ),
+        },
+        None => String::new(),
+    };
+    Some(Finding::new(
+        Rule::HostWait,
+        Some(d.device),
+        hw,
+        format!(
+            "GPU {} waited {} ({:.1}% of its {} window) for the CPU to launch work{under}. \
+             Cut CPU overhead there: larger batches, fused operators, CUDA graphs.",
+            d.device,
+            dur(hw),
+            pct(hw, w),
+            dur(w)
         ),
-        events: longest_first(&mut events),
-    })
+        gaps_of(ins, d.device, GapCause::HostWait),
+    ))
+}
+
+fn comm_not_overlapped(
+    d: &super::DeviceBreakdown,
+    acts: &[&Activity],
+    chain: &DeviceChain,
+) -> Option<Finding> {
+    if !at_least(d.comm_ns, d.window_ns, COMM_NOT_OVERLAPPED_MIN_PCT) {
+        return None;
+    }
+    // Exposed communication on the critical path: hidden behind compute, it would shorten the
+    // step; before a wait for the CPU, only lengthen that wait.
+    let spans = |comm: bool| {
+        union(
+            acts.iter()
+                .filter(|a| a.kind == EventKind::Kernel && a.comm == comm)
+                .map(|a| (a.start_ns, a.end_ns))
+                .collect(),
+        )
+    };
+    let exposed = subtract(&spans(true), &spans(false));
+    let stake = length(&intersect(&exposed, &chain.critical_runs));
+    if stake <= 0 {
+        return None;
+    }
+    let events = acts
+        .iter()
+        .filter(|a| a.comm)
+        .take(KEEP_EVENTS)
+        .map(|a| a.event)
+        .collect();
+    let waiting = if stake < d.comm_ns {
+        format!(
+            "; {} of it ran before the GPU waited for the CPU anyway, so {} is at stake",
+            dur(d.comm_ns - stake),
+            dur(stake)
+        )
+    } else {
+        String::new()
+    };
+    Some(Finding::new(
+        Rule::CommNotOverlapped,
+        Some(d.device),
+        stake,
+        format!(
+            "GPU {} spent {} ({:.1}% of its window) in communication with no compute running \
+             ({:.1}% of communication overlapped){waiting}. Overlap it: bucket gradients (DDP \
+             bucket_cap_mb), start collectives earlier, or use more streams.",
+            d.device,
+            dur(d.comm_ns),
+            pct(d.comm_ns, d.window_ns),
+            d.overlap_comm_pct
+        ),
+        events,
+    ))
 }
 
 fn launch_bound(
@@ -313,7 +329,7 @@ fn launch_bound(
     ins: &Insights,
     d: &super::DeviceBreakdown,
     acts: &[&Activity],
-    launch_bound_gap_ns: &[(u32, i64)],
+    chain: &DeviceChain,
 ) -> Option<Finding> {
     let typical = ins.launch.typical_launch_ns?;
     let kernels: Vec<&&Activity> = acts
@@ -325,20 +341,18 @@ fn launch_bound(
         .filter(|a| ins.launch.is_launch_bound(profile, a))
         .map(|a| a.event)
         .collect();
-    let gap_ns = launch_bound_gap_ns
-        .binary_search_by_key(&d.device, |&(dev, _)| dev)
-        .map_or(0, |k| launch_bound_gap_ns[k].1);
+    let gap_ns = chain.launch_bound_gap_ns;
     let count_pct = pct(bound.len() as i64, kernels.len() as i64);
     if count_pct < LAUNCH_BOUND_MIN_KERNELS_PCT
         || !at_least(gap_ns, d.window_ns, LAUNCH_BOUND_MIN_GAP_PCT)
     {
         return None;
     }
-    Some(Finding {
-        rule: Rule::LaunchBound,
-        device: Some(d.device),
-        time_ns: gap_ns,
-        message: format!(
+    Some(Finding::new(
+        Rule::LaunchBound,
+        Some(d.device),
+        gap_ns,
+        format!(
             "{} of {} kernels on GPU {} ({count_pct:.0}%) run shorter than a typical launch \
              ({}); the GPU idled {} before them. Fuse them (torch.compile, fused optimizers) or \
              capture the step in a CUDA graph.",
@@ -348,83 +362,15 @@ fn launch_bound(
             dur(typical),
             dur(gap_ns)
         ),
-        events: bound.into_iter().take(KEEP_EVENTS).collect(),
-    })
+        bound.into_iter().take(KEEP_EVENTS).collect(),
+    ))
 }
 
-fn no_tensor_cores(
-    profile: &Profile,
-    device: u32,
-    kernel_ns: i64,
-    acts: &[&Activity],
-) -> Option<Finding> {
-    let (major, _) = profile.device(device)?.compute_capability?;
-    if major < 7 {
-        return None;
-    }
-    let mut time = 0i64;
-    let mut events = Vec::new();
-    // Classified once per name, not per launch.
-    let mut fp32_gemm: FxHashMap<StrId, bool> = FxHashMap::default();
-    for a in acts
-        .iter()
-        .filter(|a| a.kind == EventKind::Kernel && !a.tensor_cores)
-    {
-        let name = profile.tracks[a.event.track as usize].events.name[a.event.index as usize];
-        if *fp32_gemm
-            .entry(name)
-            .or_insert_with(|| is_fp32_gemm_off_tensor_cores(profile.str(name)))
-        {
-            time = time.saturating_add(a.dur_ns());
-            events.push((a.dur_ns(), a.event));
-        }
-    }
-    if !at_least(time, kernel_ns, NO_TENSOR_CORES_MIN_PCT) {
-        return None;
-    }
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
-    let stake = (time as f64 * NO_TENSOR_CORES_SAVING) as i64;
-    Some(Finding {
-        rule: Rule::NoTensorCores,
-        device: Some(device),
-        time_ns: stake,
-        message: format!(
-            "GPU {device} spent {} ({:.1}% of kernel time) in FP32 GEMMs and convolutions on the \
-             CUDA cores. Allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True) or use AMP to \
-             move them to Tensor Cores; that typically halves their time (about {}).",
-            dur(time),
-            pct(time, kernel_ns),
-            dur(stake)
-        ),
-        events: longest_first(&mut events),
-    })
-}
-
-/// API calls that block the calling thread until the GPU catches up.
-fn is_blocking_sync(name: &str) -> bool {
-    matches!(
-        strip_version_suffix(name),
-        "cudaDeviceSynchronize"
-            | "cudaStreamSynchronize"
-            | "cudaEventSynchronize"
-            | "cudaMemcpy"
-            | "cudaMemcpy2D"
-            | "cudaMemcpy3D"
-            | "cuCtxSynchronize"
-            | "cuStreamSynchronize"
-            | "cuEventSynchronize"
-            | "cuMemcpyDtoH"
-            | "cuMemcpyHtoD"
-    )
-}
-
-fn blocking_sync(profile: &Profile, range: TimeRange, ins: &Insights) -> Option<Finding> {
-    let start = ins.devices.iter().map(|d| d.window_start_ns).min()?;
-    let end = ins.devices.iter().map(|d| d.window_end_ns).max()?;
-    let window = end - start;
-    let mut time = 0i64;
-    let mut calls = Vec::new();
-    for (t, track) in profile.tracks.iter().enumerate() {
+/// The blocking synchronisation calls on the CPU threads in the range: how many, and their
+/// summed (clipped) duration.
+fn cpu_blocked(profile: &Profile, range: TimeRange) -> (usize, i64) {
+    let (mut calls, mut time) = (0usize, 0i64);
+    for track in &profile.tracks {
         if !matches!(track.key, TrackKey::Thread { .. }) {
             continue;
         }
@@ -435,74 +381,66 @@ fn blocking_sync(profile: &Profile, range: TimeRange, ins: &Insights) -> Option<
             }
             let clipped = ev.end_ns(i).min(range.end_ns) - ev.start_ns[i].max(range.start_ns);
             if clipped > 0 {
+                calls += 1;
                 time = time.saturating_add(clipped);
-                calls.push((clipped, super::event_ref(t, i)));
             }
         }
     }
-    if !at_least(time, window, BLOCKING_SYNC_MIN_PCT) {
+    (calls, time)
+}
+
+/// The GPU ran dry while the CPU was blocked in a synchronising call, and idled until the CPU,
+/// once the call returned, launched more: the gaps of `chain.sync_gaps`. Each gap is at stake up
+/// to the time the CPU was blocked in the call: without the sync, the CPU's next work (and the
+/// launch after it) would have started that much earlier, while the GPU was still busy. A sync
+/// that returns while the GPU still has queued work costs nothing and is not counted.
+fn blocking_sync(
+    profile: &Profile,
+    d: &super::DeviceBreakdown,
+    chain: &DeviceChain,
+    &(all_calls, blocked_ns): &(usize, i64),
+) -> Option<Finding> {
+    let idle = crate::analysis::saturating_sum(chain.sync_gaps.iter().map(|g| g.0));
+    let stake = crate::analysis::saturating_sum(chain.sync_gaps.iter().map(|g| g.0.min(g.1)));
+    if !at_least(stake, d.window_ns, BLOCKING_SYNC_MIN_PCT) {
         return None;
     }
-    let events = longest_first(&mut calls);
-    let top = name_of(profile, calls[0].1).to_string();
-    Some(Finding {
-        rule: Rule::BlockingSync,
-        device: None,
-        time_ns: time,
-        message: format!(
-            "{} synchronising calls blocked the CPU for {} ({:.1}% of the GPU window; the \
-             longest: `{}`, {}). While the CPU waits it cannot queue more work: remove \
-             unneeded syncs (`.item()`, `.cpu()`, printing tensors) or move them off the hot path.",
-            calls.len(),
-            dur(time),
-            pct(time, window),
-            strip_version_suffix(&top),
-            dur(calls[0].0)
+    let mut by_call: Vec<(i64, EventRef)> = Vec::new();
+    for &(gap_ns, call_ns, call) in &chain.sync_gaps {
+        let at_stake = gap_ns.min(call_ns);
+        match by_call.iter_mut().find(|c| c.1 == call) {
+            Some(c) => c.0 = c.0.saturating_add(at_stake),
+            None => by_call.push((at_stake, call)),
+        }
+    }
+    let events = longest_first(&mut by_call);
+    let (top_ns, top) = by_call[0];
+    let (top_start, _) = super::event_span(profile, top);
+    let inside = innermost_operator(profile, top.track, top_start)
+        .map(|op| format!(" in `{}`", name_of(profile, op)))
+        .unwrap_or_default();
+    Some(Finding::new(
+        Rule::BlockingSync,
+        Some(d.device),
+        stake,
+        format!(
+            "GPU {} ran out of work {} times while the CPU was blocked in a synchronising call, \
+             then idled {} until the CPU launched more. Without those syncs the CPU would have \
+             gone on while the GPU was still busy: {} ({:.1}% of the window) at stake, the \
+             blocked time before each gap up to its length (the most: `{}`{inside}, {}). Remove \
+             syncs that are not needed (`.item()`, `.cpu()`, printing tensors) or queue the next \
+             work before them. In all the CPU waited {} in {} such calls; where the GPU still \
+             had work queued, that cost nothing.",
+            d.device,
+            chain.sync_gaps.len(),
+            dur(idle),
+            dur(stake),
+            pct(stake, d.window_ns),
+            strip_version_suffix(name_of(profile, top)),
+            dur(top_ns),
+            dur(blocked_ns),
+            all_calls
         ),
         events,
-    })
-}
-
-fn low_occupancy(ins: &Insights) -> Vec<Finding> {
-    let kernel_ns = crate::analysis::saturating_sum(ins.kernels.iter().map(|k| k.total_ns));
-    let mut out = Vec::new();
-    for k in ins.kernels.iter().take(LOW_OCCUPANCY_TOP_KERNELS) {
-        // Tensor Core GEMMs keep big tiles in registers and shared memory: low occupancy is
-        // their design, not a defect.
-        let Some(occ) = k.theoretical_occupancy_pct.filter(|_| !k.tensor_cores) else {
-            continue;
-        };
-        if occ >= LOW_OCCUPANCY_BELOW_PCT || pct(k.total_ns, kernel_ns) < LOW_OCCUPANCY_MIN_TIME_PCT
-        {
-            continue;
-        }
-        #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
-        let stake = (k.total_ns as f64 * (1.0 - occ / LOW_OCCUPANCY_BELOW_PCT)) as i64;
-        let limiter = k.occupancy_limiter.as_deref().unwrap_or("unknown");
-        out.push(Finding {
-            rule: Rule::LowOccupancy,
-            device: None,
-            time_ns: stake,
-            message: format!(
-                "`{}` takes {} ({:.1}% of kernel time) at a theoretical occupancy of {occ:.0}%, \
-                 limited by {}. {}",
-                crate::names::short_name(&k.name, 80),
-                dur(k.total_ns),
-                pct(k.total_ns, kernel_ns),
-                limiter.replace('_', " "),
-                advice(limiter)
-            ),
-            events: k.longest.clone(),
-        });
-    }
-    out
-}
-
-fn advice(limiter: &str) -> &'static str {
-    match limiter.split('+').next().unwrap_or("") {
-        "registers" => "Cap registers (__launch_bounds__, -maxrregcount) or split the kernel.",
-        "shared_memory" => "Use less shared memory per block (smaller tiles) or fewer stages.",
-        "blocks" => "Use larger blocks: the SM's block slots run out before its warps.",
-        _ => "Use smaller blocks or a grid that fills more SMs.",
-    }
+    ))
 }

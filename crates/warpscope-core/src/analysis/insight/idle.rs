@@ -1,5 +1,7 @@
 //! Why the GPU was idle: every gap of a device's (or a stream's) window attributed to host wait,
-//! kernel wait or other, and the CPU operator the GPU waited on (`docs/analysis.md`, section 3).
+//! kernel wait or other, the CPU operator the GPU waited on, the blocking synchronisation the
+//! launching thread was in when the GPU ran dry, and which of the device's runs of work were on
+//! the critical path (`docs/analysis.md`, sections 3 and 7).
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -71,8 +73,13 @@ pub struct Gap {
     pub next: EventRef,
     /// That work's launching call.
     pub launch: Option<EventRef>,
-    /// The innermost CPU operator on the launching thread during the gap.
+    /// The innermost CPU operator on the launching thread during the gap (step and profiler
+    /// annotations do not count: [`is_step_or_profiler_annotation`]).
     pub operator: Option<EventRef>,
+    /// The blocking synchronisation call ([`is_blocking_sync`]) the launching thread was in
+    /// when the gap began, for a host-wait gap: the CPU waited for the GPU to finish, and the
+    /// GPU then waited for the CPU.
+    pub sync: Option<EventRef>,
 }
 
 /// Idle time of one stream.
@@ -97,12 +104,42 @@ pub struct StreamIdle {
 pub struct HostWaitOp {
     /// Device ordinal.
     pub device: u32,
-    /// Operator name (`None`: no operator enclosed the launching thread).
+    /// Operator name (`None`: no operator, other than step and profiler annotations, enclosed
+    /// the launching thread).
     pub operator: Option<String>,
     /// Host-wait time in gaps under this operator.
     pub time_ns: i64,
     /// Number of such gaps.
     pub gaps: u64,
+}
+
+/// What the findings need to know of one device's gaps besides the totals.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct DeviceChain {
+    /// Device ordinal.
+    pub device: u32,
+    /// Host-wait and kernel-wait time of gaps whose next work includes a launch-bound kernel.
+    pub launch_bound_gap_ns: i64,
+    /// Host-wait gaps that began while the launching thread was blocked in a synchronising
+    /// call, in time order: (gap length, the call's length, the call).
+    pub sync_gaps: Vec<(i64, i64, EventRef)>,
+    /// The device's runs of work (intervals of its busy union) on the critical path: those not
+    /// followed by a host-wait gap, or followed by one that began during a blocking sync, and
+    /// the last. Making their work shorter makes the step shorter; making the work of the
+    /// others shorter only lengthens the wait for the CPU that follows them.
+    pub critical_runs: Vec<(i64, i64)>,
+}
+
+impl DeviceChain {
+    /// The part of `[start_ns, end_ns)` (an activity of this device) on the critical path.
+    pub(crate) fn critical_ns(&self, start_ns: i64, end_ns: i64) -> i64 {
+        // Every activity lies inside one run of the busy union.
+        let k = self.critical_runs.partition_point(|r| r.0 <= start_ns);
+        match k.checked_sub(1).map(|k| self.critical_runs[k]) {
+            Some((_, run_end)) if run_end >= end_ns => end_ns - start_ns,
+            _ => 0,
+        }
+    }
 }
 
 /// The idle analysis, device by device ([`IdleAnalysis::add_device`]), then
@@ -115,9 +152,8 @@ pub(crate) struct IdleAnalysis {
     pub top_gaps: Vec<Gap>,
     /// Host-wait time by operator, per device.
     pub host_wait_ops: Vec<HostWaitOp>,
-    /// Per device: host-wait and kernel-wait time of gaps whose next work includes a
-    /// launch-bound kernel.
-    pub launch_bound_gap_ns: Vec<(u32, i64)>,
+    /// Per device, in device order.
+    pub chains: Vec<DeviceChain>,
 }
 
 /// Finds the cause of the gap `[gap_start, gap_end)` given the activities that start at its end:
@@ -174,10 +210,45 @@ fn is_operator(kind: EventKind) -> bool {
     )
 }
 
-/// The innermost CPU operator on `track` that contains `t_ns` (start ≤ t < end): the latest
-/// starting one (then the shortest), found through the parent chain of the last event starting
-/// at or before `t_ns`.
-fn innermost_operator(profile: &Profile, track: u32, t_ns: i64) -> Option<EventRef> {
+/// True for annotations that mark a training step or the profiler's own work
+/// (`ProfilerStep#3`, `train_step_12` and the other names of
+/// [`crate::analysis::compare::is_step_name`], `[pytorch|profiler|execution_trace|thread]`,
+/// `PyTorch Profiler (0)`): a thread inside one and no operator is between operators, so they
+/// never name the CPU work the GPU waited on.
+pub fn is_step_or_profiler_annotation(name: &str) -> bool {
+    crate::analysis::compare::is_step_name(name)
+        || name.starts_with("[pytorch|profiler")
+        || name.starts_with("PyTorch Profiler")
+}
+
+/// API calls that block the calling thread until the GPU catches up: the synchronisation calls
+/// and the synchronous copies (`cudaMemcpy`), any `_vNNNN` suffix removed.
+pub fn is_blocking_sync(name: &str) -> bool {
+    matches!(
+        crate::analysis::strip_version_suffix(name),
+        "cudaDeviceSynchronize"
+            | "cudaStreamSynchronize"
+            | "cudaEventSynchronize"
+            | "cudaMemcpy"
+            | "cudaMemcpy2D"
+            | "cudaMemcpy3D"
+            | "cuCtxSynchronize"
+            | "cuStreamSynchronize"
+            | "cuEventSynchronize"
+            | "cuMemcpyDtoH"
+            | "cuMemcpyHtoD"
+    )
+}
+
+/// The innermost event on `track` that contains `t_ns` (start ≤ t < end) and satisfies `keep`:
+/// the latest starting one (then the shortest), found through the parent chain of the last
+/// event starting at or before `t_ns`.
+fn innermost_where(
+    profile: &Profile,
+    track: u32,
+    t_ns: i64,
+    keep: impl Fn(EventKind, StrId) -> bool,
+) -> Option<EventRef> {
     let ev = &profile.tracks.get(track as usize)?.events;
     let upto = ev.start_ns.partition_point(|&s| s <= t_ns);
     let mut at = u32::try_from(upto.checked_sub(1)?).ok()?;
@@ -185,7 +256,7 @@ fn innermost_operator(profile: &Profile, track: u32, t_ns: i64) -> Option<EventR
     // ranges) from making every gap walk all of them.
     for _ in 0..MAX_STACK_WALK {
         let i = at as usize;
-        if is_operator(ev.kind[i]) && ev.start_ns[i] <= t_ns && t_ns < ev.end_ns(i) {
+        if ev.start_ns[i] <= t_ns && t_ns < ev.end_ns(i) && keep(ev.kind[i], ev.name[i]) {
             return Some(EventRef { track, index: at });
         }
         at = ev.parent[i];
@@ -196,8 +267,23 @@ fn innermost_operator(profile: &Profile, track: u32, t_ns: i64) -> Option<EventR
     None
 }
 
-/// The most enclosing events [`innermost_operator`] looks through.
+/// The most enclosing events [`innermost_where`] looks through.
 const MAX_STACK_WALK: usize = 1_024;
+
+/// The innermost CPU operator on `track` that contains `t_ns`, step and profiler annotations
+/// left out ([`is_step_or_profiler_annotation`]).
+pub(crate) fn innermost_operator(profile: &Profile, track: u32, t_ns: i64) -> Option<EventRef> {
+    innermost_where(profile, track, t_ns, |kind, name| {
+        is_operator(kind) && !is_step_or_profiler_annotation(profile.str(name))
+    })
+}
+
+/// The blocking synchronisation call on `track` running at `t_ns` (start ≤ t < end).
+fn sync_at(profile: &Profile, track: u32, t_ns: i64) -> Option<EventRef> {
+    innermost_where(profile, track, t_ns, |kind, name| {
+        kind.is_api() && is_blocking_sync(profile.str(name))
+    })
+}
 
 /// The operator the launching thread was in during a gap starting at `gap_start`.
 fn gap_operator(profile: &Profile, call: EventRef, gap_start: i64) -> Option<EventRef> {
@@ -267,9 +353,18 @@ impl IdleAnalysis {
         let (breakdown, gap_list) = classify_gaps(profile, &refs, busy, threshold);
         // Host-wait time by the name of the operator the launching thread was in.
         let mut by_op: FxHashMap<Option<StrId>, (i64, u64)> = FxHashMap::default();
-        let mut bound_ns = 0i64;
+        let mut chain = DeviceChain {
+            device,
+            ..DeviceChain::default()
+        };
+        // Gap k follows run k of the busy union; the last run is followed by none.
+        let mut runs = busy.iter();
         for g in gap_list {
             let operator = g.call.and_then(|c| gap_operator(profile, c, g.start_ns));
+            let sync = match (g.cause, g.call) {
+                (GapCause::HostWait, Some(call)) => sync_at(profile, call.track, g.start_ns),
+                _ => None,
+            };
             if g.cause == GapCause::HostWait {
                 let name = operator
                     .map(|e| profile.tracks[e.track as usize].events.name[e.index as usize]);
@@ -277,12 +372,21 @@ impl IdleAnalysis {
                 entry.0 = entry.0.saturating_add(g.dur_ns);
                 entry.1 += 1;
             }
+            if let Some(call) = sync {
+                let (_, blocked_ns) = super::event_span(profile, call);
+                chain.sync_gaps.push((g.dur_ns, blocked_ns, call));
+            }
             if g.cause != GapCause::Other
                 && refs[g.next_acts.clone()]
                     .iter()
                     .any(|a| launch.is_launch_bound(profile, a))
             {
-                bound_ns = bound_ns.saturating_add(g.dur_ns);
+                chain.launch_bound_gap_ns = chain.launch_bound_gap_ns.saturating_add(g.dur_ns);
+            }
+            if let Some(&run) = runs.next()
+                && (g.cause != GapCause::HostWait || sync.is_some())
+            {
+                chain.critical_runs.push(run);
             }
             self.top_gaps.push(Gap {
                 device,
@@ -292,9 +396,11 @@ impl IdleAnalysis {
                 next: g.next,
                 launch: g.call,
                 operator,
+                sync,
             });
         }
-        self.launch_bound_gap_ns.push((device, bound_ns));
+        chain.critical_runs.extend(runs.last().copied());
+        self.chains.push(chain);
         let mut ops: Vec<HostWaitOp> = by_op
             .into_iter()
             .map(|(name, (time_ns, gaps))| HostWaitOp {

@@ -4,11 +4,12 @@
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::breakdown::WeightedMean;
+use super::breakdown::OccupancyMeans;
 use super::launch::{launch_delay, nearest_rank};
 use super::occupancy::LimiterSet;
 use super::{Activity, KEEP_EVENTS, LaunchStats, longest_first};
 use crate::model::{EventKind, EventRef, Profile};
+use crate::names::{KernelOwner, kernel_owner};
 use crate::strings::StrId;
 
 /// The insight figures of one kernel name.
@@ -20,12 +21,20 @@ pub struct KernelInsight {
     pub calls: u64,
     /// Their summed (clipped) time.
     pub total_ns: i64,
+    /// Who owns the kernel ([`kernel_owner`]): whose advice a finding about it gives.
+    pub owner: KernelOwner,
     /// GPU-time-weighted theoretical occupancy, in percent.
     pub theoretical_occupancy_pct: Option<f64>,
     /// The resource that limits most of its time (`registers`, `warps+registers`).
     pub occupancy_limiter: Option<String>,
-    /// GPU-time-weighted estimated achieved occupancy from the file (Kineto), in percent.
+    /// GPU-time-weighted estimated achieved occupancy from the file (Kineto), in percent, over
+    /// the launches that have both it and a theoretical occupancy.
     pub achieved_occupancy_pct: Option<f64>,
+    /// GPU-time-weighted theoretical occupancy over the same launches as
+    /// `achieved_occupancy_pct`, in percent.
+    pub theoretical_occupancy_where_achieved_pct: Option<f64>,
+    /// The share of the kernel's time those launches take, in percent.
+    pub achieved_occupancy_time_pct: f64,
     /// Runs on Tensor Cores.
     pub tensor_cores: bool,
     /// Median launch delay.
@@ -57,8 +66,7 @@ impl KernelInsight {
 struct Group {
     calls: u64,
     total_ns: i64,
-    theoretical: WeightedMean,
-    achieved: WeightedMean,
+    occupancy: OccupancyMeans,
     tensor_cores: bool,
     limiter_ns: Vec<(LimiterSet, i64)>,
     delays: Vec<i64>,
@@ -80,15 +88,12 @@ pub(crate) fn kernel_insights(
         g.calls += 1;
         g.total_ns = g.total_ns.saturating_add(dur);
         g.tensor_cores = a.tensor_cores;
-        if let Some((pct, limiters)) = a.occupancy {
-            g.theoretical.add(pct, dur);
+        g.occupancy.add(a);
+        if let Some((_, limiters)) = a.occupancy {
             match g.limiter_ns.iter_mut().find(|(l, _)| *l == limiters) {
                 Some(entry) => entry.1 = entry.1.saturating_add(dur),
                 None => g.limiter_ns.push((limiters, dur)),
             }
-        }
-        if let Some(v) = a.achieved_pct {
-            g.achieved.add(v, dur);
         }
         if let Some(call) = a.call {
             g.delays.push(launch_delay(profile, a.event, call));
@@ -113,14 +118,19 @@ pub(crate) fn kernel_insights(
                 .map(|&(set, ns)| (set.text(), ns))
                 .collect();
             limiters.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            let (theoretical, achieved, theoretical_where_achieved, achieved_time_pct) =
+                g.occupancy.figures();
             KernelInsight {
                 tensor_cores: g.tensor_cores,
+                owner: kernel_owner(&name),
                 name,
                 calls: g.calls,
                 total_ns: g.total_ns,
-                theoretical_occupancy_pct: g.theoretical.mean(),
+                theoretical_occupancy_pct: theoretical,
                 occupancy_limiter: limiters.into_iter().next().map(|(l, _)| l),
-                achieved_occupancy_pct: g.achieved.mean(),
+                achieved_occupancy_pct: achieved,
+                theoretical_occupancy_where_achieved_pct: theoretical_where_achieved,
+                achieved_occupancy_time_pct: achieved_time_pct,
                 launch_delay_median_ns: nearest_rank(&g.delays, 1, 2),
                 launch_delay_p95_ns: nearest_rank(&g.delays, 95, 100),
                 launch_bound_calls: g.launch_bound,

@@ -6,6 +6,9 @@
 pub mod activity;
 mod breakdown;
 mod findings;
+#[cfg(test)]
+mod findings_tests;
+mod gpu_rules;
 mod idle;
 pub mod intervals;
 mod kernels;
@@ -17,15 +20,17 @@ mod tests;
 
 pub use activity::{DeviceActivity, SpanTime, device_activity};
 pub use breakdown::DeviceBreakdown;
-pub use findings::{Finding, Rule};
-pub use idle::{Gap, GapCause, HostWaitOp, IdleBreakdown, StreamIdle};
+pub use findings::{AtStakeBasis, Finding, Rule};
+pub use idle::{
+    Gap, GapCause, HostWaitOp, IdleBreakdown, StreamIdle, is_blocking_sync,
+    is_step_or_profiler_annotation,
+};
 pub use kernels::KernelInsight;
 pub use launch::LaunchStats;
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use crate::analysis::compare::is_nccl_kernel;
 use crate::model::{EventKind, EventRef, FlowKind, Profile, TrackKey};
 use crate::time::TimeRange;
 use occupancy::{GpuArch, LaunchConfig, LimiterSet, launch_config, theoretical_occupancy};
@@ -67,10 +72,28 @@ pub struct Insights {
     pub launch: LaunchStats,
     /// The longest device gaps, longest first.
     pub gaps: Vec<Gap>,
-    /// Host-wait time by the CPU operator the GPU waited on, largest first.
+    /// Host-wait time by the CPU operator the GPU waited on, per device (in device order),
+    /// largest first. The operator of a gap is the innermost one on the launching thread, step
+    /// and profiler annotations left out ([`is_step_or_profiler_annotation`]).
     pub host_wait_ops: Vec<HostWaitOp>,
     /// Findings, largest time at stake first.
     pub findings: Vec<Finding>,
+}
+
+impl Insights {
+    /// Host-wait time of `device` by the CPU operator the GPU waited on, largest first: the
+    /// list `warpscope analyze` prints and the viewer's Insights panel shows.
+    pub fn host_wait_ops_of(&self, device: u32) -> &[HostWaitOp] {
+        let lo = self.host_wait_ops.partition_point(|o| o.device < device);
+        let hi = self.host_wait_ops.partition_point(|o| o.device <= device);
+        &self.host_wait_ops[lo..hi]
+    }
+
+    /// The CPU operator `device` waited on most (the first of [`Insights::host_wait_ops_of`]):
+    /// the one the `host_wait` finding names.
+    pub fn top_host_wait_op(&self, device: u32) -> Option<&HostWaitOp> {
+        self.host_wait_ops_of(device).first()
+    }
 }
 
 /// One kernel, copy or set that touches the range, clipped to it, with what the analysis asks of
@@ -110,15 +133,7 @@ impl Activity {
     }
 }
 
-/// True for communication kernels: NCCL's ([`is_nccl_kernel`]) and ROCm's RCCL (`rccl` in
-/// the name, in any case).
-pub fn is_communication(name: &str) -> bool {
-    is_nccl_kernel(name)
-        || name
-            .as_bytes()
-            .windows(4)
-            .any(|w| w.eq_ignore_ascii_case(b"rccl"))
-}
+pub use crate::names::is_communication;
 
 /// The name facts of a kernel, decided once per name: (communication, Tensor Cores).
 fn name_facts(name: &str) -> (bool, bool) {
@@ -301,7 +316,6 @@ pub fn analyze(profile: &Profile, range: TimeRange, opts: &AnalyzeOptions) -> In
         host_wait_ops: idle.host_wait_ops,
         findings: Vec::new(),
     };
-    insights.findings =
-        findings::findings(profile, range, &acts, &insights, &idle.launch_bound_gap_ns);
+    insights.findings = findings::findings(profile, range, &acts, &insights, &idle.chains);
     insights
 }
