@@ -355,8 +355,8 @@ fn every_shared_sample_loads_from_the_command_line() {
             let o = warpscope(&["summary", f.to_str().unwrap(), "--format", "json"]);
             // Not profiles (PyTorch's own figures), and the AMD formats warpscope does not read
             // yet (issue 30): a clean one-line error naming the file, never a crash.
-            let not_read = name == "pytorch_truth.json"
-                || (sub.ends_with("rocm") && !o.status.success());
+            let not_read =
+                name == "pytorch_truth.json" || (sub.ends_with("rocm") && !o.status.success());
             if not_read {
                 assert_eq!(o.status.code(), Some(1), "{name}");
                 let err = stderr(&o);

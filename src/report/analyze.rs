@@ -11,7 +11,7 @@ use warpscope_core::analysis::insight::{
     DeviceBreakdown, Finding, GapCause, HostWaitOp, Insights, KernelInsight, LaunchStats,
     StreamIdle,
 };
-use warpscope_core::analysis::memory::{MemoryPeak, memory_peaks};
+use warpscope_core::analysis::memory::{MemoryFinding, MemoryPeak, memory_peaks, memory_report};
 use warpscope_core::model::EventRef;
 use warpscope_core::time::format_duration_ns as dur;
 
@@ -92,6 +92,9 @@ struct AnalyzeJson<'a> {
     /// Memory peaks per device, where the profile records memory.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     memory: Vec<MemoryPeak>,
+    /// The memory findings (`docs/memory.md`), where the profile records memory.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    memory_findings: Vec<MemoryFinding>,
 }
 
 impl AnalyzedRange {
@@ -154,6 +157,7 @@ pub fn analyze(
                     })
                     .collect(),
                 memory: memory_peaks(p, range.time_range()),
+                memory_findings: memory_report(p, range.time_range(), 1).findings,
             };
             serde_json::to_string_pretty(&json)? + "\n"
         }
@@ -285,6 +289,16 @@ fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> Stri
     }
     for (i, f) in ins.findings.iter().enumerate() {
         let _ = writeln!(out, "{}", finding_line(i + 1, f));
+    }
+    let memory = memory_report(p, range.time_range(), 1).findings;
+    if !memory.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nMemory findings (bytes at stake are estimates; docs/memory.md, warpscope memory FILE):"
+        );
+        for (i, f) in memory.iter().enumerate() {
+            let _ = writeln!(out, "{:>2}. [{}] {}", i + 1, f.rule.as_str(), f.message);
+        }
     }
 
     let l = &ins.launch;
