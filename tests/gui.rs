@@ -33,7 +33,20 @@ impl egui::DroppedFile for Dropped {
     }
 }
 
+/// Gives the renderer a runtime directory as `main` does (else Mesa's Vulkan driver prints
+/// `error: XDG_RUNTIME_DIR is invalid or not set` for every harness).
+#[allow(unsafe_code)]
+fn quiet_renderer() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: every harness of this binary is made through `app_harness`, which waits here
+    // first: no renderer (nor anything else of ours that reads the environment) runs before
+    // the variable is set.
+    #[cfg(target_os = "linux")]
+    ONCE.call_once(|| unsafe { warpscope::ensure_runtime_dir() });
+}
+
 fn app_harness(files: Vec<PathBuf>) -> Harness<'static, WarpscopeApp> {
+    quiet_renderer();
     Harness::builder()
         .with_size([1400.0, 900.0])
         .build_eframe(move |cc| WarpscopeApp::new(cc, files, None))
@@ -919,6 +932,16 @@ fn file_open_works_without_a_desktop_portal() {
     h.run();
     assert!(h.state().browser.is_none());
     assert_eq!(h.state().tabs.len(), 1);
+}
+
+/// A harness shows the app with a usable `XDG_RUNTIME_DIR`, as `main` does, so that Mesa's
+/// drivers do not print `error: XDG_RUNTIME_DIR is invalid or not set`.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_renderer_gets_a_runtime_directory() {
+    let _h = app_harness(Vec::new());
+    let dir = std::env::var_os("XDG_RUNTIME_DIR").expect("XDG_RUNTIME_DIR is set");
+    assert!(Path::new(&dir).is_dir(), "{}", dir.to_string_lossy());
 }
 
 /// A job of 8 ranks written by `scripts/gen_ranks.py` (rank 5 computes 30% longer, rank 2
