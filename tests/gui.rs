@@ -944,6 +944,138 @@ fn the_renderer_gets_a_runtime_directory() {
     assert!(Path::new(&dir).is_dir(), "{}", dir.to_string_lossy());
 }
 
+/// A folder `warpscope-gui-NAME-PID` holding `sub/`, which holds a copy of `file` of the
+/// samples (twice, so that a row of files lies where the folder's row was).
+fn browser_tree(name: &str, file: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("warpscope-gui-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let sub = root.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    for copy in ["a_", "b_"] {
+        std::fs::copy(sample(file), sub.join(format!("{copy}{file}"))).unwrap();
+    }
+    root
+}
+
+/// Double-clicking a folder enters it, and nothing more: the second click lands on the file
+/// that is now under the pointer and must neither choose nor open it.
+#[test]
+fn double_clicking_a_folder_in_the_file_browser_only_enters_it() {
+    let root = browser_tree("dblclick", "alexnet_b8.pt.trace.json.gz");
+    // Short steps, so that two clicks are one double-click (kittest's default is 1/4 s a step).
+    let mut h = Harness::builder()
+        .with_size([1400.0, 900.0])
+        .with_step_dt(0.02)
+        .build_eframe(|cc| WarpscopeApp::new(cc, Vec::new(), None));
+    h.state_mut().browser = Some((
+        warpscope::app::FileBrowser::new(warpscope::app::BrowserMode::Open, root.clone()),
+        None,
+    ));
+    h.run();
+    let at = h.get_by_label_contains("sub/").rect().center();
+    for _ in 0..2 {
+        h.hover_at(at);
+        for pressed in [true, false] {
+            h.event(egui::Event::PointerButton {
+                pos: at,
+                button: egui::PointerButton::Primary,
+                pressed,
+                modifiers: egui::Modifiers::NONE,
+            });
+        }
+        h.step();
+        h.step();
+    }
+    h.run();
+    let browser = &h
+        .state()
+        .browser
+        .as_ref()
+        .expect("the browser stays open")
+        .0;
+    assert_eq!(browser.dir(), root.join("sub"));
+    assert!(
+        h.query_by_label_contains("Click a profile").is_some(),
+        "nothing chosen"
+    );
+    assert!(!h.state().loading(), "nothing opened");
+    assert!(h.state().tabs.is_empty());
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+/// Choosing a file changes the text beside the Open button, not where the button is.
+#[test]
+fn the_file_browser_s_open_button_stays_put_when_a_file_is_chosen() {
+    let mut h = app_harness(Vec::new());
+    h.state_mut().browser = Some((
+        warpscope::app::FileBrowser::new(
+            warpscope::app::BrowserMode::Open,
+            sample("alexnet_b8.pt.trace.json.gz")
+                .parent()
+                .unwrap()
+                .to_path_buf(),
+        ),
+        None,
+    ));
+    h.run();
+    let before = h.get_by_label("Open").rect();
+    h.get_by_label_contains("alexnet_b16.pt.trace.json.gz")
+        .click();
+    h.run();
+    assert!(h.query_by_label_contains("1 file chosen").is_some());
+    assert_eq!(h.get_by_label("Open").rect(), before);
+}
+
+/// A file that is open already is not opened again, however it is asked for (dropped, from the
+/// file browser, from Open recent, under another spelling of its path): its tab is shown.
+#[test]
+fn opening_an_open_file_again_shows_its_tab() {
+    let b8 = sample("alexnet_b8.pt.trace.json.gz");
+    let mut h = app_harness(vec![b8.clone()]);
+    settle(&mut h);
+    h.input_mut()
+        .dropped_files
+        .push(Arc::new(Dropped(sample("alexnet_b16.pt.trace.json.gz"))));
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 2);
+    assert_eq!(h.state().active, 1);
+    // Dropped again, written another way.
+    let again = b8
+        .parent()
+        .unwrap()
+        .join("../sample_profiles/alexnet_b8.pt.trace.json.gz");
+    h.input_mut().dropped_files.push(Arc::new(Dropped(again)));
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 2);
+    assert_eq!(h.state().active, 0);
+    // From the file browser (whose entries give the name and the size).
+    h.state_mut().browser = Some((
+        warpscope::app::FileBrowser::new(
+            warpscope::app::BrowserMode::Open,
+            b8.parent().unwrap().to_path_buf(),
+        ),
+        None,
+    ));
+    h.run();
+    h.get_by_label_contains("alexnet_b16.pt.trace.json.gz   ")
+        .click();
+    h.run();
+    h.get_by_label("Open").click();
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 2);
+    assert_eq!(h.state().active, 1);
+    // From Open recent.
+    h.get_by_label("File").click();
+    h.run();
+    h.get_by_label("Open recent").click();
+    h.run();
+    let recent_b8 = std::fs::canonicalize(&b8).unwrap().display().to_string();
+    h.get_by_label(&recent_b8).click();
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 2);
+    assert_eq!(h.state().active, 0);
+}
+
 /// A job of 8 ranks written by `scripts/gen_ranks.py` (rank 5 computes 30% longer, rank 2
 /// launches its collectives 400 µs late), or `None` when python3 cannot run.
 fn generated_job(name: &str) -> Option<PathBuf> {

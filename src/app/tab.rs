@@ -37,6 +37,9 @@ pub struct Tab {
     pub job: Option<Arc<FleetReport>>,
     /// The job view's state.
     pub fleet: FleetState,
+    /// The file (or job directory) this tab was opened from, as a canonical path, so that
+    /// opening it again shows this tab; `None` for comparisons merged, live runs.
+    pub opened_from: Option<std::path::PathBuf>,
 }
 
 /// What the panel below the timeline shows.
@@ -70,6 +73,7 @@ impl Tab {
             selection: Selection::default(),
             job: None,
             fleet: FleetState::default(),
+            opened_from: None,
         }
     }
 
