@@ -259,11 +259,24 @@ fn bad_files_give_one_line_naming_the_file_and_exit_1() {
 }
 
 #[test]
-fn a_directory_is_not_a_profile() {
+fn a_directory_is_not_a_profile_and_the_job_commands_are_suggested() {
     let dir = std::env::temp_dir();
-    let o = warpscope(&["summary", dir.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    let d = dir.to_str().unwrap();
+    for args in [
+        vec!["summary", d],
+        vec!["info", d],
+        vec!["analyze", d],
+        vec!["compare", d, "sample_profiles/alexnet_b8.pt.trace.json.gz"],
+    ] {
+        let o = warpscope(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(&format!("{d}: is a directory")), "{err}");
+        assert!(err.contains(&format!("`warpscope fleet {d}`")), "{err}");
+        assert!(err.contains(&format!("`warpscope {d}`")), "{err}");
+        assert!(!err.contains("Is a directory"), "{err}");
+    }
 }
 
 #[test]
@@ -378,7 +391,7 @@ fn an_unreadable_file_is_explained_once() {
             PathBuf::from("no/such/file.json"),
             "No such file or directory",
         ),
-        (dir, "Is a directory"),
+        (dir, "is a directory"),
         (two_bytes, "ends inside a gzip header"),
     ] {
         let o = warpscope(&["summary", path.to_str().unwrap()]);
