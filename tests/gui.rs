@@ -1101,6 +1101,8 @@ fn a_job_directory_opens_as_one_timeline_and_a_heat_map_cell_shows_that_rank_s_s
     let Some(dir) = generated_job("job") else {
         return;
     };
+    // An analysis written beside the traces is left out, with a warning.
+    std::fs::write(dir.join("analysis.json"), "{\"stragglers\": [2, 5]}").unwrap();
     let mut h = app_harness(vec![dir.clone()]);
     settle(&mut h);
     let (order, cell) = {
@@ -1121,6 +1123,11 @@ fn a_job_directory_opens_as_one_timeline_and_a_heat_map_cell_shows_that_rank_s_s
             "one GPU per rank on one timeline"
         );
         let job = tab.job.as_ref().unwrap();
+        assert!(
+            job.warnings[0].contains("analysis.json: not a recognised profile"),
+            "{:?}",
+            job.warnings
+        );
         let cell = *job
             .step_cells
             .iter()

@@ -125,6 +125,17 @@ fn number_unranked(ranks: &mut [RankFacts]) {
     }
 }
 
+/// True when `e` says the file is not a profile of any kind warpscope reads (empty, another
+/// kind of JSON, a known non-profile format), as opposed to a profile that is broken.
+fn is_not_a_profile(e: &ImportError) -> bool {
+    matches!(
+        e,
+        ImportError::Empty { .. }
+            | ImportError::UnknownFormat { .. }
+            | ImportError::Unsupported { .. }
+    )
+}
+
 /// True for names that look like a trace file: `.json`, `.json.gz`, `.gz`, `.sqlite`,
 /// `.sqlite3`, `.db`, `.nvvp`.
 fn looks_like_trace(path: &Path) -> bool {
@@ -179,7 +190,9 @@ pub fn job_files(args: &[PathBuf]) -> Result<Vec<PathBuf>, JobError> {
 ///
 /// # Errors
 ///
-/// The first file (in order) that cannot be read, or [`JobError::DuplicateRank`].
+/// The first file (in order) that cannot be read, or [`JobError::DuplicateRank`]. A file that
+/// is not a profile at all ([`is_not_a_profile`]: an analysis output or a config beside the
+/// traces) is left out with a warning in the report; it is an error only when no file is left.
 pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Result<Job, JobError> {
     if files.is_empty() {
         return Err(JobError::Empty);
@@ -203,10 +216,21 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
     );
     let mut ranks = Vec::with_capacity(files.len());
     let mut profiles = Vec::new();
+    let mut not_profiles = Vec::new();
     for r in results {
-        let (facts, profile) = r?;
+        let (facts, profile) = match r {
+            Ok(rank) => rank,
+            Err(e) if is_not_a_profile(&e) => {
+                not_profiles.push(e);
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         ranks.push(facts);
         profiles.extend(profile);
+    }
+    if ranks.is_empty() && !not_profiles.is_empty() {
+        return Err(not_profiles.swap_remove(0).into());
     }
     number_ranks(&mut ranks)?;
     for (facts, profile) in ranks.iter().zip(profiles.iter_mut()) {
@@ -217,7 +241,21 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
                 .rank = Some(facts.rank);
         }
     }
-    let report = fleet_report(&ranks);
+    let mut report = fleet_report(&ranks);
+    if !not_profiles.is_empty() {
+        let n = not_profiles.len();
+        let listed: Vec<String> = not_profiles.iter().map(ToString::to_string).collect();
+        report.warnings.insert(
+            0,
+            format!(
+                "{n} {} not {} and {} left out: {}",
+                if n == 1 { "file is" } else { "files are" },
+                if n == 1 { "a profile" } else { "profiles" },
+                if n == 1 { "was" } else { "were" },
+                listed.join("; ")
+            ),
+        );
+    }
     Ok(Job {
         ranks,
         profiles,
