@@ -319,6 +319,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Some(Command::Summary { file, top, format }) => {
             let profile = load(&file, cli.common)?;
+            warn_beside(&profile, format);
             let summary = warpscope_core::analysis::summary_report(&profile, TimeRange::ALL, top);
             emit(&report::summary(&summary, format)?)?;
         }
@@ -338,6 +339,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 auto_merge: !no_merge,
                 timings: cli.common.timings,
             })?;
+            if format != OutputFormat::Table {
+                for w in &output.warnings {
+                    eprintln!("warpscope: warning: {w}");
+                }
+            }
             emit(&report::compare(&output, format)?)?;
         }
         Some(Command::Live(live)) => {
@@ -431,6 +437,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             format,
         }) => {
             let profile = load(&file, cli.common)?;
+            warn_beside(&profile, format);
             let (time_range, analyzed) = analysis_range(&profile, &file, range.as_deref(), step)?;
             if !(kernel_wait_us.is_finite() && kernel_wait_us >= 0.0) {
                 anyhow::bail!("--kernel-wait-us must be a number of microseconds, 0 or more");
@@ -448,6 +455,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Some(Command::Fleet { paths, top, format }) => {
             let job = crate::load::load_job(&paths, cli.common.timings)?;
+            if format != OutputFormat::Table {
+                for w in &job.report.warnings {
+                    eprintln!("warpscope: warning: {w}");
+                }
+            }
             emit(&report::fleet(&job.report, top, format)?)?;
         }
         Some(Command::Export { paths, out, format }) => {
@@ -456,6 +468,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Some(Command::Info { file, format }) => {
             let profile = load(&file, cli.common)?;
+            warn_beside(&profile, format);
             emit(&report::info(&profile, format)?)?;
         }
         None => {
@@ -608,6 +621,21 @@ fn emit(text: &str) -> Result<()> {
         // A closed pipe (`| head`) is not an error.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("cannot write to standard output"),
+    }
+}
+
+/// Warnings come before the results: a table prints them under its first line; CSV and JSON
+/// (which may keep them in a `warnings` field too) get them on stderr, before the output.
+fn warn_beside(profile: &Profile, format: OutputFormat) {
+    if format == OutputFormat::Table {
+        return;
+    }
+    for w in &profile.warnings {
+        eprintln!(
+            "warpscope: warning: {}: {}",
+            profile.source.path.display(),
+            report::warning_text(w)
+        );
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{FleetReport, RankFacts, RankSource, fleet_report};
 use crate::import::{ImportError, Progress, import_file};
-use crate::model::Profile;
+use crate::model::{Profile, Warning};
 
 /// Why a job could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -203,7 +203,7 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
     let results = crate::parallel::map_mut(
         &mut slots,
         |(_, f)| std::fs::metadata(f).map_or(0, |m| usize::try_from(m.len()).unwrap_or(usize::MAX)),
-        |(position, path)| -> Result<(RankFacts, Option<Profile>), ImportError> {
+        |(position, path)| -> Result<(RankFacts, Option<Profile>, Vec<Warning>), ImportError> {
             if progress.is_cancelled() {
                 return Err(ImportError::Cancelled { path: path.clone() });
             }
@@ -211,14 +211,16 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
                 crate::parallel::with_threads(1, || import_file(path, &Progress::default()))?;
             let facts = RankFacts::of(&profile, *position);
             progress.set_done(done.fetch_add(1, Ordering::Relaxed) + 1);
-            Ok((facts, opts.keep_profiles.then_some(profile)))
+            let warnings = profile.warnings.clone();
+            Ok((facts, opts.keep_profiles.then_some(profile), warnings))
         },
     );
     let mut ranks = Vec::with_capacity(files.len());
     let mut profiles = Vec::new();
     let mut not_profiles = Vec::new();
+    let mut import_warnings = Vec::new();
     for r in results {
-        let (facts, profile) = match r {
+        let (facts, profile, warnings) = match r {
             Ok(rank) => rank,
             Err(e) if is_not_a_profile(&e) => {
                 not_profiles.push(e);
@@ -228,6 +230,7 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
         };
         ranks.push(facts);
         profiles.extend(profile);
+        import_warnings.push(warnings);
     }
     if ranks.is_empty() && !not_profiles.is_empty() {
         return Err(not_profiles.swap_remove(0).into());
@@ -242,6 +245,23 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
         }
     }
     let mut report = fleet_report(&ranks);
+    // What a rank's file left out (cut off, events skipped) comes before the cross-rank checks.
+    let rank_warnings = ranks.iter().zip(&import_warnings).flat_map(|(r, ws)| {
+        ws.iter().map(move |w| {
+            let times = if w.count > 1 {
+                format!(" ({} times)", w.count)
+            } else {
+                String::new()
+            };
+            format!(
+                "rank {} ({}): {}{times}",
+                r.rank,
+                r.file.display(),
+                w.message
+            )
+        })
+    });
+    report.warnings.splice(0..0, rank_warnings);
     if !not_profiles.is_empty() {
         let n = not_profiles.len();
         let listed: Vec<String> = not_profiles.iter().map(ToString::to_string).collect();
