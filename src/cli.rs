@@ -195,7 +195,8 @@ const EXPORT_HELP: &str = "\
 Examples:
   warpscope export --out /tmp/pq sample_profiles/resnet50_b64_fp32.pt.trace.json.gz
   warpscope export --out /tmp/job_pq /tmp/job        # a directory of per-rank traces
-  duckdb -c \"SELECT name, count(*), sum(dur_ns) FROM '/tmp/job_pq/kernels/*.parquet' GROUP BY 1 ORDER BY 3 DESC LIMIT 10\"
+  # then query it with DuckDB's Python package (pip install duckdb):
+  python3 -c \"import duckdb; duckdb.sql(\\\"SELECT name, count(*), sum(dur_ns) FROM '/tmp/job_pq/kernels/*.parquet' GROUP BY 1 ORDER BY 3 DESC LIMIT 10\\\").show()\"
   warpscope export --format csv --out /tmp/csv /tmp/job";
 
 const ANALYZE_HELP: &str = "\
