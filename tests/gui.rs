@@ -11,8 +11,8 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use warpscope::app::{BottomView, WarpscopeApp};
 use warpscope_core::analysis;
 use warpscope_core::model::Profile;
-use warpscope_core::time::format_duration_ns;
 use warpscope_core::{ImportError, Progress, TimeRange};
+use warpscope_ui::format_duration;
 use warpscope_ui::tables::Cell;
 
 fn sample(name: &str) -> PathBuf {
@@ -229,15 +229,12 @@ fn dragging_a_range_on_the_time_axis_shows_that_range_s_totals() {
         .or_else(|| node.accesskit_node().value())
         .unwrap_or_default();
     assert!(
-        header.starts_with(&format!(
-            "Range {}",
-            format_duration_ns(range.duration_ns())
-        )),
+        header.starts_with(&format!("Range {}", format_duration(range.duration_ns()))),
         "{header}"
     );
     assert!(header.contains("busy"), "{header}");
     assert!(
-        h.query_all_by_label_contains(&format!("GPU time {}", format_duration_ns(in_range)))
+        h.query_all_by_label_contains(&format!("GPU time {}", format_duration(in_range)))
             .count()
             == 2,
         "the range header and the table's total show the range's GPU time"
@@ -797,7 +794,7 @@ fn a_saved_live_run_opens_with_its_results_table_and_plot() {
         .iter()
         .find(|p| p.config == "grid-device" && p.size == 100_000_000)
         .unwrap();
-    let shown = format_duration_ns(grid_100m.median_event_ns().unwrap());
+    let shown = format_duration(grid_100m.median_event_ns().unwrap());
     assert!(h.query_by_label(&shown).is_some(), "{shown} not shown");
     // The kernels are on the timeline and in the tables too.
     h.get_by_label("Tables").click();

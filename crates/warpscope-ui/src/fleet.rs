@@ -2,9 +2,9 @@
 //! communication or idle time within the step), rank rows sorted by straggler score, and a
 //! click on a cell that takes the timeline to that rank's GPU at that step.
 
+use crate::format_duration as dur;
 use egui::{Color32, Rect, RichText, Sense, Ui, vec2};
 use warpscope_core::analysis::fleet::{FleetReport, StepCell};
-use warpscope_core::time::format_duration_ns as dur;
 use warpscope_core::{Profile, TimeRange};
 
 use crate::timeline::TimelineState;

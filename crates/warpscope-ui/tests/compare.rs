@@ -14,8 +14,8 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use warpscope_core::Profile;
 use warpscope_core::analysis::compare::RunLabel;
-use warpscope_core::time::format_duration_ns;
 use warpscope_ui::compare::{Alignment, ComparePage, CompareState, compare_ui, top_kernels};
+use warpscope_ui::format_duration;
 
 fn load(name: &str) -> Arc<Profile> {
     let mut profile = common::load(name);
@@ -68,7 +68,7 @@ fn four_runs_give_four_columns_of_totals_and_of_kernels() {
     .enumerate()
     {
         assert_eq!(h.state().comparison.runs[r].label, *label);
-        h.get_by_label(&format!("GPU time run {r}: {}", format_duration_ns(*ns)));
+        h.get_by_label(&format!("GPU time run {r}: {}", format_duration(*ns)));
     }
     h.get_by_label("batch=8 (baseline)");
     // Kernel table: one Total and one Calls column per run, a ratio per non-baseline run.
