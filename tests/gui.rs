@@ -1134,8 +1134,21 @@ fn a_job_directory_opens_as_one_timeline_and_a_heat_map_cell_shows_that_rank_s_s
     };
     // Rows by straggler score: the late rank, then the slow one.
     assert_eq!(&order[..2], &[2, 5]);
-    h.get_by_label_contains("rank 5 step 3: time per step")
-        .click();
+    // Every rank's row gives its score, 0 included, as `warpscope fleet` prints it.
+    {
+        let job = Arc::clone(h.state().tabs[0].job.as_ref().unwrap());
+        for r in &job.ranks {
+            h.get_by_label(&format!(
+                "rank {} · score {}",
+                r.rank,
+                warpscope_ui::format_duration(job.score_of(r.rank))
+            ));
+        }
+        assert!(job.ranks.iter().any(|r| job.score_of(r.rank) == 0));
+    }
+    // By default the map shows compute against each step's median rank, and says so.
+    h.get_by_label_contains("Compute: each rank against the median rank of the step");
+    h.get_by_label_contains("rank 5 step 3: compute").click();
     h.run();
     let app = h.state_mut();
     let tab = &mut app.tabs[0];
