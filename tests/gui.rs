@@ -270,6 +270,79 @@ fn keys_zoom_the_timeline_under_the_pointer_and_f_fits_the_run() {
     assert_eq!(h.state().tabs[0].timeline.visible_range(), whole);
 }
 
+/// Esc clears what is selected (event, range, highlighted name), so that F then fits the whole
+/// run instead of the selection.
+#[test]
+fn escape_clears_the_selection_and_f_then_fits_the_whole_run() {
+    let mut h = opened("alexnet_b16.pt.trace.json.gz");
+    let whole = h.state().tabs[0].timeline.visible_range();
+    let lanes = h.get_by_label("timeline").rect();
+    h.hover_at(lanes.center());
+    h.run();
+    let part = TimeRange::new(
+        whole.start_ns + whole.duration_ns() / 4,
+        whole.start_ns + whole.duration_ns() / 2,
+    );
+    h.state_mut().tabs[0].selection.range = Some(part);
+    h.key_press(egui::Key::F);
+    h.run();
+    assert_eq!(h.state().tabs[0].timeline.visible_range(), part);
+    h.key_press(egui::Key::Escape);
+    h.run();
+    assert_eq!(
+        h.state().tabs[0].selection,
+        warpscope_ui::Selection::default()
+    );
+    h.key_press(egui::Key::F);
+    h.run();
+    assert_eq!(h.state().tabs[0].timeline.visible_range(), whole);
+}
+
+/// The height of the panel below the timeline (its splitter, as AccessKit sees it).
+fn tables_splitter(h: &Harness<'_, WarpscopeApp>) -> egui::Rect {
+    h.query_all_by_label("Resize panel")
+        .map(|n| n.rect())
+        .find(|r| r.width() > r.height())
+        .expect("the splitter above the tables")
+}
+
+/// A tall tables panel kept from an earlier run (egui keeps panel sizes between runs) does not
+/// leave the timeline a sliver on the next start: it gets at least half the window back. What
+/// the user drags in this run stays.
+#[test]
+fn a_tall_tables_panel_from_the_last_run_leaves_the_timeline_half_the_window() {
+    let file = sample("alexnet_b16.pt.trace.json.gz");
+    let timeline_h = |h: &Harness<'_, WarpscopeApp>| h.get_by_label("timeline").rect().height();
+    let mut h = opened("alexnet_b16.pt.trace.json.gz");
+    let drag_tables_to = |h: &mut Harness<'_, WarpscopeApp>, share: f64| {
+        let splitter = tables_splitter(h);
+        h.query_all_by_label("Resize panel")
+            .find(|n| n.rect() == splitter)
+            .unwrap()
+            .set_value_accesskit(share);
+        h.run();
+    };
+    drag_tables_to(&mut h, 0.75);
+    assert!(timeline_h(&h) < 300.0, "{}", timeline_h(&h));
+    // What eframe writes at exit and reads at the next start.
+    let saved = h.ctx.memory(|m| ron::to_string(m).unwrap());
+    let mut h = Harness::builder()
+        .with_size([1400.0, 900.0])
+        .build_eframe(move |cc| {
+            cc.egui_ctx
+                .memory_mut(|m| *m = ron::from_str(&saved).unwrap());
+            WarpscopeApp::new(cc, vec![file], None)
+        });
+    settle(&mut h);
+    assert!(timeline_h(&h) >= 0.4 * 900.0, "{}", timeline_h(&h));
+    // The user's choice in this run is kept.
+    drag_tables_to(&mut h, 0.75);
+    for _ in 0..3 {
+        h.step();
+    }
+    assert!(timeline_h(&h) < 300.0, "{}", timeline_h(&h));
+}
+
 #[test]
 fn recent_files_survive_a_restart() {
     let mut h = opened("alexnet_b32.pt.trace.json.gz");
