@@ -541,7 +541,7 @@ fn four_files_opened_together_are_offered_as_a_comparison_with_four_runs() {
         .map(|r| r.label.as_str())
         .collect();
     assert_eq!(labels, ["batch=8", "batch=16", "batch=32", "batch=128"]);
-    h.get_by_label("batch=8 (baseline)");
+    h.get_by_label("#1 batch=8 (baseline)");
     h.get_by_label_contains("Compare batch=8 | batch=16");
 }
 

@@ -33,10 +33,11 @@ pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
             }
             ui.end_row();
             for (r, run) in c.runs.iter().enumerate() {
+                // Numbered as the tables' `only in #2` and column headers count the runs.
                 let label = if run.is_baseline {
-                    format!("{} (baseline)", run.label)
+                    format!("#{} {} (baseline)", r + 1, run.label)
                 } else {
-                    run.label.clone()
+                    format!("#{} {}", r + 1, run.label)
                 };
                 ui.label(label);
                 let file = std::path::Path::new(&run.path)
