@@ -222,7 +222,8 @@ const EXPORT_HELP: &str = "\
 Examples:
   warpscope export --out /tmp/pq sample_profiles/resnet50_b64_fp32.pt.trace.json.gz
   warpscope export --out /tmp/job_pq /tmp/job        # a directory of per-rank traces
-  duckdb -c \"SELECT name, count(*), sum(dur_ns) FROM '/tmp/job_pq/kernels/*.parquet' GROUP BY 1 ORDER BY 3 DESC LIMIT 10\"
+  # then query it with DuckDB's Python package (pip install duckdb):
+  python3 -c \"import duckdb; duckdb.sql(\\\"SELECT name, count(*), sum(dur_ns) FROM '/tmp/job_pq/kernels/*.parquet' GROUP BY 1 ORDER BY 3 DESC LIMIT 10\\\").show()\"
   warpscope export --format csv --out /tmp/csv /tmp/job";
 
 const MEMORY_HELP: &str = "\
@@ -352,6 +353,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Some(Command::Summary { file, top, format }) => {
             let profile = load(&file, cli.common)?;
+            warn_beside(&profile, format);
             let summary = warpscope_core::analysis::summary_report(&profile, TimeRange::ALL, top);
             emit(&report::summary(&summary, format)?)?;
         }
@@ -371,6 +373,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 auto_merge: !no_merge,
                 timings: cli.common.timings,
             })?;
+            if format != OutputFormat::Table {
+                for w in &output.warnings {
+                    eprintln!("warpscope: warning: {w}");
+                }
+            }
             emit(&report::compare(&output, format)?)?;
         }
         Some(Command::Live(live)) => {
@@ -464,6 +471,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             format,
         }) => {
             let profile = load(&file, cli.common)?;
+            warn_beside(&profile, format);
             let (time_range, analyzed) = analysis_range(&profile, &file, range.as_deref(), step)?;
             if !(kernel_wait_us.is_finite() && kernel_wait_us >= 0.0) {
                 anyhow::bail!("--kernel-wait-us must be a number of microseconds, 0 or more");
@@ -493,6 +501,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Some(Command::Fleet { paths, top, format }) => {
             let job = crate::load::load_job(&paths, cli.common.timings)?;
+            if format != OutputFormat::Table {
+                for w in &job.report.warnings {
+                    eprintln!("warpscope: warning: {w}");
+                }
+            }
             emit(&report::fleet(&job.report, top, format)?)?;
         }
         Some(Command::Export { paths, out, format }) => {
@@ -501,6 +514,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Some(Command::Info { file, format }) => {
             let profile = load(&file, cli.common)?;
+            warn_beside(&profile, format);
             emit(&report::info(&profile, format)?)?;
         }
         None => {
@@ -654,6 +668,21 @@ fn emit(text: &str) -> Result<()> {
         // A closed pipe (`| head`) is not an error.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("cannot write to standard output"),
+    }
+}
+
+/// Warnings come before the results: a table prints them under its first line; CSV and JSON
+/// (which may keep them in a `warnings` field too) get them on stderr, before the output.
+fn warn_beside(profile: &Profile, format: OutputFormat) {
+    if format == OutputFormat::Table {
+        return;
+    }
+    for w in &profile.warnings {
+        eprintln!(
+            "warpscope: warning: {}: {}",
+            profile.source.path.display(),
+            report::warning_text(w)
+        );
     }
 }
 

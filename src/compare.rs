@@ -64,6 +64,8 @@ pub struct CompareOutput {
     pub counts: RowCounts,
     /// The `--top` asked for (0 = all).
     pub top: usize,
+    /// The runs' import warnings, one line each, naming the run (`#1 batch=8 (FILE): ...`).
+    pub warnings: Vec<String>,
 }
 
 /// Loads, merges, labels and compares the runs.
@@ -150,6 +152,23 @@ pub fn compare(opts: &CompareOptions) -> Result<CompareOutput> {
             run.path.clone_from(&spec.given);
         }
     }
+    let warnings = comparison
+        .runs
+        .iter()
+        .zip(&profiles)
+        .enumerate()
+        .flat_map(|(i, (run, p))| {
+            p.warnings.iter().map(move |w| {
+                format!(
+                    "#{} {} ({}): {}",
+                    i + 1,
+                    run.label,
+                    run.path,
+                    crate::report::warning_text(w)
+                )
+            })
+        })
+        .collect();
     let counts = RowCounts {
         kernels: comparison.kernels.len(),
         copies: comparison.copies.len(),
@@ -174,6 +193,7 @@ pub fn compare(opts: &CompareOptions) -> Result<CompareOutput> {
         runs: specs,
         counts,
         top: opts.top,
+        warnings,
     })
 }
 

@@ -179,6 +179,14 @@ fn is_run_number(text: &str) -> bool {
 /// Reads one file and writes it as run `position`.
 fn export_one(file: &Path, position: usize, out: &Path, format: ExportFormat) -> Result<RunDone> {
     let profile = import_file(file, &Progress::default())?;
+    // What the tables written leave out, before the list of what was written.
+    for w in &profile.warnings {
+        eprintln!(
+            "warpscope: warning: {}: {}",
+            file.display(),
+            crate::report::warning_text(w)
+        );
+    }
     let mut facts = None;
     let mut files = Vec::new();
     let rows = match format {

@@ -33,7 +33,19 @@ pub fn load_job(paths: &[PathBuf], timings: bool) -> Result<fleet::Job> {
 }
 
 /// Reads one profile; with `timings`, prints where the time went to stderr.
+///
+/// # Errors
+///
+/// The import's error; for a directory, one that points to `warpscope fleet DIR` and to
+/// opening it as a job in the viewer.
 pub fn load_profile(path: &Path, timings: bool) -> Result<Profile> {
+    if path.is_dir() {
+        anyhow::bail!(
+            "{0}: is a directory, not a profile: `warpscope fleet {0}` reads the traces in it as \
+             the ranks of one job, and `warpscope {0}` opens them in the viewer as one job",
+            path.display()
+        );
+    }
     let progress = Progress::new();
     let (profile, import_timings) = warpscope_core::import_file_timed(path, &progress)?;
     if timings {

@@ -48,6 +48,7 @@ fn summary_table(r: &SummaryReport) -> String {
         r.source.path,
         describe_tool(&r.source)
     );
+    write_warnings(&mut out, &r.warnings);
     let _ = writeln!(
         out,
         "==warpscope== GPU activities total: {}",
@@ -160,21 +161,24 @@ fn summary_table(r: &SummaryReport) -> String {
     if let Some(n) = r.cpu_page_faults {
         let _ = writeln!(out, "Total CPU Page faults: {n}");
     }
-    write_warnings(&mut out, &r.warnings);
     out
 }
 
+/// The import's warnings as `warning: ...` lines, written right under a report's first line:
+/// they say what the figures below leave out or could not trust (a file cut off, events
+/// skipped), so they are read before the figures.
 fn write_warnings(out: &mut String, warnings: &[Warning]) {
-    if warnings.is_empty() {
-        return;
-    }
-    let _ = writeln!(out, "\nWarnings:");
     for w in warnings {
-        if w.count > 1 {
-            let _ = writeln!(out, "  {} ({} times)", w.message, w.count);
-        } else {
-            let _ = writeln!(out, "  {}", w.message);
-        }
+        let _ = writeln!(out, "warning: {}", warning_text(w));
+    }
+}
+
+/// A warning in one line, with how many times it happened.
+pub(crate) fn warning_text(w: &Warning) -> String {
+    if w.count > 1 {
+        format!("{} ({} times)", w.message, w.count)
+    } else {
+        w.message.clone()
     }
 }
 
@@ -428,6 +432,7 @@ pub fn info(p: &Profile, format: OutputFormat) -> Result<String> {
     let mut out = String::new();
     let s = &report.source;
     let _ = writeln!(out, "File:      {}", s.path);
+    write_warnings(&mut out, &report.warnings);
     let size = if s.compressed {
         format!(
             "{} gzip, {} uncompressed",
@@ -530,6 +535,5 @@ pub fn info(p: &Profile, format: OutputFormat) -> Result<String> {
             kinds.join(", ")
         );
     }
-    write_warnings(&mut out, &report.warnings);
     Ok(out)
 }

@@ -259,11 +259,24 @@ fn bad_files_give_one_line_naming_the_file_and_exit_1() {
 }
 
 #[test]
-fn a_directory_is_not_a_profile() {
+fn a_directory_is_not_a_profile_and_the_job_commands_are_suggested() {
     let dir = std::env::temp_dir();
-    let o = warpscope(&["summary", dir.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    let d = dir.to_str().unwrap();
+    for args in [
+        vec!["summary", d],
+        vec!["info", d],
+        vec!["analyze", d],
+        vec!["compare", d, "sample_profiles/alexnet_b8.pt.trace.json.gz"],
+    ] {
+        let o = warpscope(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?}");
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(&format!("{d}: is a directory")), "{err}");
+        assert!(err.contains(&format!("`warpscope fleet {d}`")), "{err}");
+        assert!(err.contains(&format!("`warpscope {d}`")), "{err}");
+        assert!(!err.contains("Is a directory"), "{err}");
+    }
 }
 
 #[test]
@@ -387,7 +400,7 @@ fn an_unreadable_file_is_explained_once() {
             PathBuf::from("no/such/file.json"),
             "No such file or directory",
         ),
-        (dir, "Is a directory"),
+        (dir, "is a directory"),
         (two_bytes, "ends inside a gzip header"),
     ] {
         let o = warpscope(&["summary", path.to_str().unwrap()]);
@@ -473,4 +486,49 @@ fn a_display_that_does_not_answer_is_named() {
     );
     assert!(!err.contains(".cargo/registry"), "{err}");
     assert!(err.contains("warpscope summary FILE"), "{err}");
+}
+
+/// A gzip trace cut off in the middle: every command reads what is there, says first (under
+/// the report's first line, or on stderr before CSV and JSON) that the file was cut off, and
+/// exits 0 — warnings never change the exit status (README, "Exit status").
+#[test]
+fn a_cut_off_trace_is_warned_about_before_the_figures_and_exits_0() {
+    let gz = std::fs::read("sample_profiles/alexnet_b8.pt.trace.json.gz").unwrap();
+    let cut = temp_file("cut_alexnet_b8.json.gz", &gz[..gz.len() * 3 / 5]);
+    let cut = cut.to_str().unwrap();
+    let cut_off = "it was cut off";
+    let other = "sample_profiles/alexnet_b16.pt.trace.json.gz";
+    for args in [
+        vec!["summary", cut],
+        vec!["info", cut],
+        vec!["analyze", cut],
+        vec!["compare", cut, other],
+        vec!["fleet", cut],
+    ] {
+        let o = warpscope(&args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", stderr(&o));
+        let text = stdout(&o);
+        let second = text.lines().nth(1).unwrap_or_default();
+        assert!(
+            second.starts_with("warning: ") && second.contains(cut_off),
+            "{args:?}: the warning is not under the first line:\n{text}"
+        );
+        assert_eq!(text.matches(cut_off).count(), 1, "{args:?}: {text}");
+        for format in ["csv", "json"] {
+            let mut with = args.clone();
+            with.extend(["--format", format]);
+            let o = warpscope(&with);
+            assert_eq!(o.status.code(), Some(0), "{with:?}");
+            let err = stderr(&o);
+            assert!(
+                err.starts_with("warpscope: warning: ") && err.contains(cut_off),
+                "{with:?}: {err}"
+            );
+        }
+    }
+    let out = std::env::temp_dir().join(format!("warpscope-cli-cut-pq-{}", std::process::id()));
+    let o = warpscope(&["export", "--out", out.to_str().unwrap(), cut]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains(cut_off), "{}", stderr(&o));
+    std::fs::remove_dir_all(out).unwrap();
 }

@@ -156,6 +156,50 @@ fn the_table_names_the_stragglers_and_the_worst_collectives() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A JSON file beside the ranks that is not a trace (an analysis written there, a config) is
+/// left out with one warning naming it; the ranks that are traces make the job.
+#[test]
+fn a_file_that_is_not_a_profile_is_left_out_with_a_warning() {
+    let Some(dir) = generate(
+        "fleet-extra",
+        &["--ranks", "4", "--slow-rank", "3", "--late-rank", "-1"],
+    ) else {
+        return;
+    };
+    std::fs::write(dir.join("analysis.json"), "{\"stragglers\": [3]}").unwrap();
+    std::fs::write(dir.join("config.json"), "").unwrap();
+    let out = warpscope(&["fleet", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("Job of 4 ranks"), "{text}");
+    let warnings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("not a profile") || l.contains("not profiles"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{text}");
+    assert!(warnings[0].starts_with("warning: 2 files are not profiles and were left out: "));
+    assert!(
+        warnings[0].contains("analysis.json: not a recognised profile"),
+        "{text}"
+    );
+    assert!(warnings[0].contains("config.json: file is empty"), "{text}");
+    let v = fleet_json(&dir);
+    assert_eq!(v["ranks"].as_array().unwrap().len(), 4);
+    assert_eq!(ranks_of(&v, "stragglers")[0], 3);
+    // Only files that are not profiles: that is an error, naming one.
+    let only = temp_dir("fleet-only-extra");
+    std::fs::write(only.join("analysis.json"), "{\"stragglers\": [3]}").unwrap();
+    let out = warpscope(&["fleet", only.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("analysis.json: not a recognised profile"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+    std::fs::remove_dir_all(only).unwrap();
+}
+
 #[test]
 fn bad_input_is_named() {
     let dir = temp_dir("fleet-empty");

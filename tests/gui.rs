@@ -11,8 +11,8 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use warpscope::app::{BottomView, WarpscopeApp};
 use warpscope_core::analysis;
 use warpscope_core::model::Profile;
-use warpscope_core::time::format_duration_ns;
 use warpscope_core::{ImportError, Progress, TimeRange};
+use warpscope_ui::format_duration;
 use warpscope_ui::tables::Cell;
 
 fn sample(name: &str) -> PathBuf {
@@ -33,7 +33,20 @@ impl egui::DroppedFile for Dropped {
     }
 }
 
+/// Gives the renderer a runtime directory as `main` does (else Mesa's Vulkan driver prints
+/// `error: XDG_RUNTIME_DIR is invalid or not set` for every harness).
+#[allow(unsafe_code)]
+fn quiet_renderer() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: every harness of this binary is made through `app_harness`, which waits here
+    // first: no renderer (nor anything else of ours that reads the environment) runs before
+    // the variable is set.
+    #[cfg(target_os = "linux")]
+    ONCE.call_once(|| unsafe { warpscope::ensure_runtime_dir() });
+}
+
 fn app_harness(files: Vec<PathBuf>) -> Harness<'static, WarpscopeApp> {
+    quiet_renderer();
     Harness::builder()
         .with_size([1400.0, 900.0])
         .build_eframe(move |cc| WarpscopeApp::new(cc, files, None))
@@ -216,15 +229,12 @@ fn dragging_a_range_on_the_time_axis_shows_that_range_s_totals() {
         .or_else(|| node.accesskit_node().value())
         .unwrap_or_default();
     assert!(
-        header.starts_with(&format!(
-            "Range {}",
-            format_duration_ns(range.duration_ns())
-        )),
+        header.starts_with(&format!("Range {}", format_duration(range.duration_ns()))),
         "{header}"
     );
     assert!(header.contains("busy"), "{header}");
     assert!(
-        h.query_all_by_label_contains(&format!("GPU time {}", format_duration_ns(in_range)))
+        h.query_all_by_label_contains(&format!("GPU time {}", format_duration(in_range)))
             .count()
             == 2,
         "the range header and the table's total show the range's GPU time"
@@ -258,6 +268,79 @@ fn keys_zoom_the_timeline_under_the_pointer_and_f_fits_the_run() {
     h.key_press(egui::Key::F);
     h.run();
     assert_eq!(h.state().tabs[0].timeline.visible_range(), whole);
+}
+
+/// Esc clears what is selected (event, range, highlighted name), so that F then fits the whole
+/// run instead of the selection.
+#[test]
+fn escape_clears_the_selection_and_f_then_fits_the_whole_run() {
+    let mut h = opened("alexnet_b16.pt.trace.json.gz");
+    let whole = h.state().tabs[0].timeline.visible_range();
+    let lanes = h.get_by_label("timeline").rect();
+    h.hover_at(lanes.center());
+    h.run();
+    let part = TimeRange::new(
+        whole.start_ns + whole.duration_ns() / 4,
+        whole.start_ns + whole.duration_ns() / 2,
+    );
+    h.state_mut().tabs[0].selection.range = Some(part);
+    h.key_press(egui::Key::F);
+    h.run();
+    assert_eq!(h.state().tabs[0].timeline.visible_range(), part);
+    h.key_press(egui::Key::Escape);
+    h.run();
+    assert_eq!(
+        h.state().tabs[0].selection,
+        warpscope_ui::Selection::default()
+    );
+    h.key_press(egui::Key::F);
+    h.run();
+    assert_eq!(h.state().tabs[0].timeline.visible_range(), whole);
+}
+
+/// The height of the panel below the timeline (its splitter, as AccessKit sees it).
+fn tables_splitter(h: &Harness<'_, WarpscopeApp>) -> egui::Rect {
+    h.query_all_by_label("Resize panel")
+        .map(|n| n.rect())
+        .find(|r| r.width() > r.height())
+        .expect("the splitter above the tables")
+}
+
+/// A tall tables panel kept from an earlier run (egui keeps panel sizes between runs) does not
+/// leave the timeline a sliver on the next start: it gets at least half the window back. What
+/// the user drags in this run stays.
+#[test]
+fn a_tall_tables_panel_from_the_last_run_leaves_the_timeline_half_the_window() {
+    let file = sample("alexnet_b16.pt.trace.json.gz");
+    let timeline_h = |h: &Harness<'_, WarpscopeApp>| h.get_by_label("timeline").rect().height();
+    let mut h = opened("alexnet_b16.pt.trace.json.gz");
+    let drag_tables_to = |h: &mut Harness<'_, WarpscopeApp>, share: f64| {
+        let splitter = tables_splitter(h);
+        h.query_all_by_label("Resize panel")
+            .find(|n| n.rect() == splitter)
+            .unwrap()
+            .set_value_accesskit(share);
+        h.run();
+    };
+    drag_tables_to(&mut h, 0.75);
+    assert!(timeline_h(&h) < 300.0, "{}", timeline_h(&h));
+    // What eframe writes at exit and reads at the next start.
+    let saved = h.ctx.memory(|m| ron::to_string(m).unwrap());
+    let mut h = Harness::builder()
+        .with_size([1400.0, 900.0])
+        .build_eframe(move |cc| {
+            cc.egui_ctx
+                .memory_mut(|m| *m = ron::from_str(&saved).unwrap());
+            WarpscopeApp::new(cc, vec![file], None)
+        });
+    settle(&mut h);
+    assert!(timeline_h(&h) >= 0.4 * 900.0, "{}", timeline_h(&h));
+    // The user's choice in this run is kept.
+    drag_tables_to(&mut h, 0.75);
+    for _ in 0..3 {
+        h.step();
+    }
+    assert!(timeline_h(&h) < 300.0, "{}", timeline_h(&h));
 }
 
 #[test]
@@ -458,7 +541,7 @@ fn four_files_opened_together_are_offered_as_a_comparison_with_four_runs() {
         .map(|r| r.label.as_str())
         .collect();
     assert_eq!(labels, ["batch=8", "batch=16", "batch=32", "batch=128"]);
-    h.get_by_label("batch=8 (baseline)");
+    h.get_by_label("#1 batch=8 (baseline)");
     h.get_by_label_contains("Compare batch=8 | batch=16");
 }
 
@@ -784,7 +867,7 @@ fn a_saved_live_run_opens_with_its_results_table_and_plot() {
         .iter()
         .find(|p| p.config == "grid-device" && p.size == 100_000_000)
         .unwrap();
-    let shown = format_duration_ns(grid_100m.median_event_ns().unwrap());
+    let shown = format_duration(grid_100m.median_event_ns().unwrap());
     assert!(h.query_by_label(&shown).is_some(), "{shown} not shown");
     // The kernels are on the timeline and in the tables too.
     h.get_by_label("Tables").click();
@@ -977,6 +1060,148 @@ fn file_open_works_without_a_desktop_portal() {
     assert_eq!(h.state().tabs.len(), 1);
 }
 
+/// A harness shows the app with a usable `XDG_RUNTIME_DIR`, as `main` does, so that Mesa's
+/// drivers do not print `error: XDG_RUNTIME_DIR is invalid or not set`.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_renderer_gets_a_runtime_directory() {
+    let _h = app_harness(Vec::new());
+    let dir = std::env::var_os("XDG_RUNTIME_DIR").expect("XDG_RUNTIME_DIR is set");
+    assert!(Path::new(&dir).is_dir(), "{}", dir.to_string_lossy());
+}
+
+/// A folder `warpscope-gui-NAME-PID` holding `sub/`, which holds a copy of `file` of the
+/// samples (twice, so that a row of files lies where the folder's row was).
+fn browser_tree(name: &str, file: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("warpscope-gui-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let sub = root.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    for copy in ["a_", "b_"] {
+        std::fs::copy(sample(file), sub.join(format!("{copy}{file}"))).unwrap();
+    }
+    root
+}
+
+/// Double-clicking a folder enters it, and nothing more: the second click lands on the file
+/// that is now under the pointer and must neither choose nor open it.
+#[test]
+fn double_clicking_a_folder_in_the_file_browser_only_enters_it() {
+    let root = browser_tree("dblclick", "alexnet_b8.pt.trace.json.gz");
+    // Short steps, so that two clicks are one double-click (kittest's default is 1/4 s a step).
+    let mut h = Harness::builder()
+        .with_size([1400.0, 900.0])
+        .with_step_dt(0.02)
+        .build_eframe(|cc| WarpscopeApp::new(cc, Vec::new(), None));
+    h.state_mut().browser = Some((
+        warpscope::app::FileBrowser::new(warpscope::app::BrowserMode::Open, root.clone()),
+        None,
+    ));
+    h.run();
+    let at = h.get_by_label_contains("sub/").rect().center();
+    for _ in 0..2 {
+        h.hover_at(at);
+        for pressed in [true, false] {
+            h.event(egui::Event::PointerButton {
+                pos: at,
+                button: egui::PointerButton::Primary,
+                pressed,
+                modifiers: egui::Modifiers::NONE,
+            });
+        }
+        h.step();
+        h.step();
+    }
+    h.run();
+    let browser = &h
+        .state()
+        .browser
+        .as_ref()
+        .expect("the browser stays open")
+        .0;
+    assert_eq!(browser.dir(), root.join("sub"));
+    assert!(
+        h.query_by_label_contains("Click a profile").is_some(),
+        "nothing chosen"
+    );
+    assert!(!h.state().loading(), "nothing opened");
+    assert!(h.state().tabs.is_empty());
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+/// Choosing a file changes the text beside the Open button, not where the button is.
+#[test]
+fn the_file_browser_s_open_button_stays_put_when_a_file_is_chosen() {
+    let mut h = app_harness(Vec::new());
+    h.state_mut().browser = Some((
+        warpscope::app::FileBrowser::new(
+            warpscope::app::BrowserMode::Open,
+            sample("alexnet_b8.pt.trace.json.gz")
+                .parent()
+                .unwrap()
+                .to_path_buf(),
+        ),
+        None,
+    ));
+    h.run();
+    let before = h.get_by_label("Open").rect();
+    h.get_by_label_contains("alexnet_b16.pt.trace.json.gz")
+        .click();
+    h.run();
+    assert!(h.query_by_label_contains("1 file chosen").is_some());
+    assert_eq!(h.get_by_label("Open").rect(), before);
+}
+
+/// A file that is open already is not opened again, however it is asked for (dropped, from the
+/// file browser, from Open recent, under another spelling of its path): its tab is shown.
+#[test]
+fn opening_an_open_file_again_shows_its_tab() {
+    let b8 = sample("alexnet_b8.pt.trace.json.gz");
+    let mut h = app_harness(vec![b8.clone()]);
+    settle(&mut h);
+    h.input_mut()
+        .dropped_files
+        .push(Arc::new(Dropped(sample("alexnet_b16.pt.trace.json.gz"))));
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 2);
+    assert_eq!(h.state().active, 1);
+    // Dropped again, written another way.
+    let again = b8
+        .parent()
+        .unwrap()
+        .join("../sample_profiles/alexnet_b8.pt.trace.json.gz");
+    h.input_mut().dropped_files.push(Arc::new(Dropped(again)));
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 2);
+    assert_eq!(h.state().active, 0);
+    // From the file browser (whose entries give the name and the size).
+    h.state_mut().browser = Some((
+        warpscope::app::FileBrowser::new(
+            warpscope::app::BrowserMode::Open,
+            b8.parent().unwrap().to_path_buf(),
+        ),
+        None,
+    ));
+    h.run();
+    h.get_by_label_contains("alexnet_b16.pt.trace.json.gz   ")
+        .click();
+    h.run();
+    h.get_by_label("Open").click();
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 2);
+    assert_eq!(h.state().active, 1);
+    // From Open recent.
+    h.get_by_label("File").click();
+    h.run();
+    h.get_by_label("Open recent").click();
+    h.run();
+    let recent_b8 = std::fs::canonicalize(&b8).unwrap().display().to_string();
+    h.get_by_label(&recent_b8).click();
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 2);
+    assert_eq!(h.state().active, 0);
+}
+
 /// A job of 8 ranks written by `scripts/gen_ranks.py` (rank 5 computes 30% longer, rank 2
 /// launches its collectives 400 µs late), or `None` when python3 cannot run.
 fn generated_job(name: &str) -> Option<PathBuf> {
@@ -1002,6 +1227,8 @@ fn a_job_directory_opens_as_one_timeline_and_a_heat_map_cell_shows_that_rank_s_s
     let Some(dir) = generated_job("job") else {
         return;
     };
+    // An analysis written beside the traces is left out, with a warning.
+    std::fs::write(dir.join("analysis.json"), "{\"stragglers\": [2, 5]}").unwrap();
     let mut h = app_harness(vec![dir.clone()]);
     settle(&mut h);
     let (order, cell) = {
@@ -1022,6 +1249,11 @@ fn a_job_directory_opens_as_one_timeline_and_a_heat_map_cell_shows_that_rank_s_s
             "one GPU per rank on one timeline"
         );
         let job = tab.job.as_ref().unwrap();
+        assert!(
+            job.warnings[0].contains("analysis.json: not a recognised profile"),
+            "{:?}",
+            job.warnings
+        );
         let cell = *job
             .step_cells
             .iter()
@@ -1031,8 +1263,21 @@ fn a_job_directory_opens_as_one_timeline_and_a_heat_map_cell_shows_that_rank_s_s
     };
     // Rows by straggler score: the late rank, then the slow one.
     assert_eq!(&order[..2], &[2, 5]);
-    h.get_by_label_contains("rank 5 step 3: time per step")
-        .click();
+    // Every rank's row gives its score, 0 included, as `warpscope fleet` prints it.
+    {
+        let job = Arc::clone(h.state().tabs[0].job.as_ref().unwrap());
+        for r in &job.ranks {
+            h.get_by_label(&format!(
+                "rank {} · score {}",
+                r.rank,
+                warpscope_ui::format_duration(job.score_of(r.rank))
+            ));
+        }
+        assert!(job.ranks.iter().any(|r| job.score_of(r.rank) == 0));
+    }
+    // By default the map shows compute against each step's median rank, and says so.
+    h.get_by_label_contains("Compute: each rank against the median rank of the step");
+    h.get_by_label_contains("rank 5 step 3: compute").click();
     h.run();
     let app = h.state_mut();
     let tab = &mut app.tabs[0];

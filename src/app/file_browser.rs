@@ -58,6 +58,10 @@ pub struct FileBrowser {
     all_files: bool,
     /// Why this browser is shown instead of the system dialog.
     pub note: Option<String>,
+    /// The last click on an entry entered a folder: the second click of a double-click on a
+    /// folder lands on whatever entry of the new folder is under the pointer, and must do
+    /// nothing there.
+    entered_by_click: bool,
 }
 
 impl FileBrowser {
@@ -77,6 +81,7 @@ impl FileBrowser {
             name,
             all_files: false,
             note: None,
+            entered_by_click: false,
         };
         b.list();
         b
@@ -144,7 +149,9 @@ impl FileBrowser {
             .default_size([640.0, 460.0])
             .open(&mut open)
             .show(ctx, |ui| outcome = self.contents_ui(ui));
-        if !open || ctx.input(|i| i.key_pressed(Key::Escape)) {
+        // Escape closes the browser and does nothing else (the timeline below would clear its
+        // selection).
+        if !open || ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, Key::Escape)) {
             return Some(BrowserOutcome::Cancelled);
         }
         outcome
@@ -201,7 +208,13 @@ impl FileBrowser {
                         ))
                     };
                     let r = ui.selectable_label(picked, label);
+                    if r.clicked() && r.double_clicked() && self.entered_by_click {
+                        // The folder double-clicked was entered on the first click.
+                        self.entered_by_click = false;
+                        continue;
+                    }
                     if r.clicked() {
+                        self.entered_by_click = entry.is_dir;
                         if entry.is_dir {
                             go_to = Some(entry.path.clone());
                         } else if ui.input(|i| i.modifiers.command) {
@@ -232,17 +245,22 @@ impl FileBrowser {
         ui.horizontal(|ui| match &self.mode {
             BrowserMode::Open => {
                 let n = self.selected.len();
-                ui.label(match n {
-                    0 => "Click a profile (Ctrl+click for several)".to_string(),
-                    1 => "1 file chosen".to_string(),
-                    n => format!("{n} files chosen"),
+                // The buttons at the right edge, so that they stay put while the text changes.
+                ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                    if ui.button("Cancel").clicked() {
+                        outcome = Some(BrowserOutcome::Cancelled);
+                    }
+                    if ui.add_enabled(n > 0, egui::Button::new("Open")).clicked() {
+                        outcome = Some(BrowserOutcome::Open(self.selected.clone()));
+                    }
+                    ui.with_layout(egui::Layout::left_to_right(egui::Align::Center), |ui| {
+                        ui.label(match n {
+                            0 => "Click a profile (Ctrl+click for several)".to_string(),
+                            1 => "1 file chosen".to_string(),
+                            n => format!("{n} files chosen"),
+                        });
+                    });
                 });
-                if ui.add_enabled(n > 0, egui::Button::new("Open")).clicked() {
-                    outcome = Some(BrowserOutcome::Open(self.selected.clone()));
-                }
-                if ui.button("Cancel").clicked() {
-                    outcome = Some(BrowserOutcome::Cancelled);
-                }
             }
             BrowserMode::Save(_) => {
                 ui.label("File name:");

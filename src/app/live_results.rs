@@ -394,7 +394,7 @@ fn tick_time(ns: f64) -> String {
 }
 
 fn ns_text(v: Option<i64>) -> String {
-    v.map_or_else(|| "-".into(), warpscope_core::time::format_duration_ns)
+    v.map_or_else(|| "-".into(), warpscope_ui::format_duration)
 }
 
 fn results_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
@@ -436,7 +436,7 @@ fn results_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
                 format!(
                     "{}: {}",
                     format_size(x.round() as u64, unit),
-                    warpscope_core::time::format_duration_ns((y * 1e6) as i64)
+                    warpscope_ui::format_duration((y * 1e6) as i64)
                 )
             })
         })

@@ -172,6 +172,17 @@ impl WarpscopeApp {
         if let Some(source) = sources.last() {
             self.live.open_source(source);
         }
+        // The same file named twice is opened once.
+        let mut seen = Vec::new();
+        let files: Vec<PathBuf> = files
+            .into_iter()
+            .filter(|f| {
+                let key = canonical(f);
+                let new = !seen.contains(&key);
+                seen.push(key);
+                new
+            })
+            .collect();
         if files.len() >= 2 {
             self.group = Some(Group {
                 waiting: files.clone(),
@@ -224,9 +235,29 @@ impl WarpscopeApp {
         }
     }
 
-    /// Starts loading a file; it becomes a tab when ready.
+    /// Starts loading a file; it becomes a tab when ready. A file that is open already (however
+    /// its path is written) is not read again: its tab is shown.
     pub fn open(&mut self, path: PathBuf, ctx: &egui::Context) {
+        if let Some(i) = self.tab_of(&path) {
+            self.active = i;
+            // Opened together with others: it takes part as it is.
+            if let Some(g) = &mut self.group
+                && let Some(k) = g.waiting.iter().position(|p| *p == path)
+            {
+                g.waiting.remove(k);
+                g.loaded.push(Arc::clone(&self.tabs[i].profile));
+            }
+            return;
+        }
         self.loader.open(path, ctx);
+    }
+
+    /// The tab opened from `path`, if one is.
+    fn tab_of(&self, path: &Path) -> Option<usize> {
+        let wanted = canonical(path);
+        self.tabs
+            .iter()
+            .position(|t| t.opened_from.as_ref() == Some(&wanted))
     }
 
     /// Reads the files opened from now on with `import` instead of
@@ -246,7 +277,7 @@ impl WarpscopeApp {
         if self.screenshot.is_some() {
             return;
         }
-        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let path = canonical(path);
         self.recent.retain(|p| p != &path);
         self.recent.insert(0, path);
         self.recent.truncate(RECENT_MAX);
@@ -258,6 +289,7 @@ impl WarpscopeApp {
                 Loaded::Done(path, profile) => {
                     self.remember(&path);
                     let mut tab = Tab::new(*profile);
+                    tab.opened_from = Some(canonical(&path));
                     if self.open_insights && tab.live.is_none() {
                         tab.bottom = BottomView::Insights;
                     }
@@ -287,7 +319,9 @@ impl WarpscopeApp {
                 Loaded::Job(path, profile, report) => {
                     self.remember(&path);
                     self.forget_waiting(&path);
-                    self.tabs.push(Tab::job(*profile, *report));
+                    let mut tab = Tab::job(*profile, *report);
+                    tab.opened_from = Some(canonical(&path));
+                    self.tabs.push(tab);
                     self.active = self.tabs.len() - 1;
                 }
                 Loaded::Failed(path, message) => {
@@ -910,6 +944,12 @@ fn save_png(path: &Path, image: &egui::ColorImage) -> Result<(), String> {
     };
     image::save_buffer(path, &bytes, w, h, image::ExtendedColorType::Rgba8)
         .map_err(|e| format!("{}: cannot write the screenshot: {e}", path.display()))
+}
+
+/// `path` as the file system resolves it (absolute, links followed), or as written when it
+/// cannot be resolved.
+fn canonical(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn file_name(path: &Path) -> String {

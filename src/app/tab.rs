@@ -40,6 +40,36 @@ pub struct Tab {
     pub job: Option<Arc<FleetReport>>,
     /// The job view's state.
     pub fleet: FleetState,
+    /// The file (or job directory) this tab was opened from, as a canonical path, so that
+    /// opening it again shows this tab; `None` for comparisons merged, live runs.
+    pub opened_from: Option<std::path::PathBuf>,
+}
+
+/// The id of the panel below the timeline (its height is kept between runs with egui's memory).
+const TABLES_PANEL: &str = "tables";
+
+/// The most of the window's height that the panel below the timeline gets back from an earlier
+/// run: the timeline keeps at least half.
+pub const RESTORED_TABLES_MAX: f32 = 0.5;
+
+/// On the first frame of a run that shows a profile, brings a height of the panel below the
+/// timeline kept from an earlier run down to `most`, so that the timeline is not left a
+/// sliver by what another profile (or a Job or Insights view) needed then. What the user drags
+/// in this run is kept as it is.
+fn restore_tables_height(ui: &egui::Ui, most: f32) {
+    let done = egui::Id::unique("warpscope.tables_height_restored");
+    if ui.ctx().data(|d| d.get_temp::<bool>(done)).unwrap_or(false) {
+        return;
+    }
+    ui.ctx().data_mut(|d| d.insert_temp(done, true));
+    // The key egui keeps the panel's size under (`Panel::id`).
+    let id = ui.scope_id().with_salt(egui::IdSalt::new(TABLES_PANEL));
+    if let Some(mut state) = egui::PanelState::load(ui.ctx(), id)
+        && state.outer_rect.height() > most
+    {
+        state.outer_rect.min.y = state.outer_rect.max.y - most;
+        ui.ctx().data_mut(|d| d.insert_persisted(id, state));
+    }
 }
 
 /// What the panel below the timeline shows.
@@ -76,6 +106,7 @@ impl Tab {
             selection: Selection::default(),
             job: None,
             fleet: FleetState::default(),
+            opened_from: None,
         }
     }
 
@@ -120,7 +151,8 @@ impl Tab {
         };
         let timeline_needs = tab.timeline.content_height(&profile) + 16.0;
         let bottom = (available - timeline_needs).clamp(available * least, available * 0.7);
-        egui::Panel::bottom("tables")
+        restore_tables_height(ui, available * RESTORED_TABLES_MAX);
+        egui::Panel::bottom(TABLES_PANEL)
             .resizable(true)
             .default_size(bottom)
             .show(ui, |ui| {

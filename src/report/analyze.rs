@@ -214,13 +214,13 @@ fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> Stri
         source.path,
         describe_tool(&source)
     );
+    write_warnings(&mut out, &p.warnings);
     super::write_memory_peaks(&mut out, &memory_peaks(p, range.time_range()));
     if ins.devices.is_empty() {
         let _ = writeln!(
             out,
             "\nNo kernels, copies or sets in this range: nothing to analyse."
         );
-        write_warnings(&mut out, &p.warnings);
         return out;
     }
     for d in &ins.devices {
@@ -401,7 +401,6 @@ fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> Stri
         "\nRules, thresholds and formulas: docs/analysis.md. Tensor Cores: {:.1}% of all kernel time.",
         ins.tensor_core_pct
     );
-    write_warnings(&mut out, &p.warnings);
     out
 }
 

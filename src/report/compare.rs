@@ -200,6 +200,9 @@ fn compare_table(o: &CompareOutput) -> String {
             .map(|s| format!("; sweep: {s}"))
             .unwrap_or_default()
     );
+    for w in &o.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
     let lw = label_width(&c.runs);
     let _ = writeln!(out, "Runs:");
     let rw = c

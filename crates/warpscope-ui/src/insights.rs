@@ -3,6 +3,7 @@
 //! figures. A click on a finding or a gap zooms the timeline to its events and selects them.
 //! The rules are those of `docs/analysis.md` ([`warpscope_core::analysis::insight`]).
 
+use crate::format_duration as dur;
 use egui::{Color32, RichText, Sense, Ui, Vec2};
 use warpscope_core::analysis::insight::{
     AnalyzeOptions, DeviceBreakdown, Finding, Gap, Insights, analyze,
@@ -10,7 +11,6 @@ use warpscope_core::analysis::insight::{
 use warpscope_core::analysis::pct;
 use warpscope_core::model::EventRef;
 use warpscope_core::names::short_name;
-use warpscope_core::time::format_duration_ns as dur;
 use warpscope_core::{Profile, TimeRange};
 
 use crate::timeline::TimelineState;

@@ -4,6 +4,7 @@
 //! Clicking an operator selects the operator that made its largest allocation on the timeline.
 //! The rules are those of `docs/memory.md` ([`warpscope_core::analysis::memory`]).
 
+use crate::format_duration;
 use egui::{RichText, Ui};
 use warpscope_core::analysis::memory::{
     Attribution, DeviceMemory, LiveGroup, MemoryReport, attribute, memory_report_with,
@@ -11,7 +12,6 @@ use warpscope_core::analysis::memory::{
 use warpscope_core::model::memory::NO_STACK;
 use warpscope_core::model::{MemoryDevice, MemorySource};
 use warpscope_core::names::short_name;
-use warpscope_core::time::format_duration_ns as dur;
 use warpscope_core::units::format_bytes;
 use warpscope_core::{Profile, TimeRange};
 
@@ -161,7 +161,7 @@ fn device_ui(
             ui.label("Peak allocated");
             ui.label(RichText::new(format_bytes(d.peak_allocated_bytes)).strong());
             if ui
-                .link(format!("at {}", dur(d.peak_allocated_ns)))
+                .link(format!("at {}", format_duration(d.peak_allocated_ns)))
                 .on_hover_text("Show the peak on the timeline")
                 .clicked()
             {
@@ -171,7 +171,7 @@ fn device_ui(
             ui.label("Peak reserved");
             ui.label(format_bytes(d.peak_reserved_bytes));
             if ui
-                .link(format!("at {}", dur(d.peak_reserved_ns)))
+                .link(format!("at {}", format_duration(d.peak_reserved_ns)))
                 .on_hover_text("Show it on the timeline")
                 .clicked()
             {
@@ -213,7 +213,10 @@ fn device_ui(
                     format_bytes(i64::try_from(oom.bytes).unwrap_or(i64::MAX)),
                     oom.operator
                 ));
-                if ui.link(format!("at {}", dur(oom.time_ns))).clicked() {
+                if ui
+                    .link(format!("at {}", format_duration(oom.time_ns)))
+                    .clicked()
+                {
                     *jump = Some(Jump::Time(oom.time_ns));
                 }
                 ui.end_row();

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use crate::format_duration;
 use egui::{RichText, Ui};
 use warpscope_core::analysis::range_index::ActivityIndex;
-use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, TimeRange, analysis};
 
 use crate::activity_index::activity_index;
@@ -55,7 +55,7 @@ impl RangeStats {
     /// The header text without the clear button:
     /// `Range 1.2345ms · GPU 0 busy 87.3% · GPU time 2.1000ms`.
     pub fn text(&self) -> String {
-        let mut s = format!("Range {}", format_duration_ns(self.duration_ns));
+        let mut s = format!("Range {}", format_duration(self.duration_ns));
         for &(device, busy_ns) in &self.busy_ns {
             s.push_str(&format!(
                 " · GPU {device} busy {:.1}%",
@@ -64,7 +64,7 @@ impl RangeStats {
         }
         s.push_str(&format!(
             " · GPU time {}",
-            format_duration_ns(self.gpu_time_ns)
+            format_duration(self.gpu_time_ns)
         ));
         s
     }

@@ -14,8 +14,10 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use warpscope_core::Profile;
 use warpscope_core::analysis::compare::RunLabel;
-use warpscope_core::time::format_duration_ns;
-use warpscope_ui::compare::{Alignment, ComparePage, CompareState, compare_ui, top_kernels};
+use warpscope_ui::compare::{
+    Alignment, ComparePage, CompareState, compare_ui, per_step_series, top_kernels,
+};
+use warpscope_ui::format_duration;
 
 fn load(name: &str) -> Arc<Profile> {
     let mut profile = common::load(name);
@@ -68,13 +70,20 @@ fn four_runs_give_four_columns_of_totals_and_of_kernels() {
     .enumerate()
     {
         assert_eq!(h.state().comparison.runs[r].label, *label);
-        h.get_by_label(&format!("GPU time run {r}: {}", format_duration_ns(*ns)));
+        h.get_by_label(&format!("GPU time run {r}: {}", format_duration(*ns)));
     }
-    h.get_by_label("batch=8 (baseline)");
+    // Runs are numbered, as the status column (`only in #1, #3`) counts them.
+    h.get_by_label("#1 batch=8 (baseline)");
+    h.get_by_label("#4 batch=128");
     // Kernel table: one Total and one Calls column per run, a ratio per non-baseline run.
     let table = h.state().table(ComparePage::Kernels).unwrap();
     let titles: Vec<String> = table.columns.iter().map(|c| c.title.to_string()).collect();
-    for label in ["batch=8 (base)", "batch=16", "batch=32", "batch=128"] {
+    for label in [
+        "#1 batch=8 (base)",
+        "#2 batch=16",
+        "#3 batch=32",
+        "#4 batch=128",
+    ] {
         assert!(titles.contains(&format!("Total {label}")), "{titles:?}");
         assert!(titles.contains(&format!("Calls {label}")), "{titles:?}");
     }
@@ -114,7 +123,7 @@ fn the_filter_and_a_header_click_order_the_kernels() {
     let rows = h.state().visible_rows();
     assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r.name.to_lowercase().contains("gemm")));
-    h.get_by_label("Total batch=16").click();
+    h.get_by_label("Total #2 batch=16").click();
     h.run();
     let totals: Vec<Option<i64>> = h
         .state()
@@ -127,7 +136,7 @@ fn the_filter_and_a_header_click_order_the_kernels() {
                 .unwrap()
                 .columns
                 .iter()
-                .position(|c| c.title == "Total batch=16")
+                .position(|c| c.title == "Total #2 batch=16")
                 .unwrap();
             match &r.cells[col] {
                 warpscope_ui::tables::Cell::MaybeDurationNs(v) => *v,
@@ -169,10 +178,34 @@ fn the_scaling_chart_has_one_point_per_run() {
     assert_eq!(xs, vec![8.0, 16.0, 32.0, 128.0]);
     assert!(c.runs.iter().all(|r| r.time_per_step_ns.is_some()));
     assert_eq!(top_kernels(c, 8).len(), 8);
-    h.get_by_label_contains("Time per step and GPU time against batch");
     h.get_by_label_contains("Time per sample against batch");
-    h.get_by_label_contains("Top kernels' time against batch");
     h.get_by_label_contains("Top kernels: time per run");
+    // Like with like: GPU time per step, never above the step's wall time on one GPU.
+    let [step, gpu] = per_step_series(c);
+    assert_eq!(step.len(), 4);
+    assert_eq!(gpu.len(), 4);
+    for ((x, s), (gx, g)) in step.iter().zip(&gpu) {
+        assert_eq!(x, gx);
+        assert!(g <= s, "batch {x}: GPU {g} ms per step, step {s} ms");
+    }
+    // The legends lie under their plots, not over the largest points.
+    let below = |title: &str, entry: &str| {
+        let t = h.get_by_label_contains(title).rect();
+        let lowest = h
+            .query_all_by_label_contains(entry)
+            .map(|n| n.rect().top())
+            .fold(f32::MIN, f32::max);
+        assert!(
+            lowest > t.bottom() + 150.0,
+            "{entry} at {lowest}, over the plot under {t:?}"
+        );
+    };
+    below(
+        "Time per step and GPU time per step against batch",
+        "GPU time per step",
+    );
+    below("Top kernels' time against batch", "K1 ");
+    below("Top kernels: time per run", "#4 batch=128");
     h.snapshot("compare_alexnet_charts");
 }
 

@@ -10,9 +10,9 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use warpscope_core::analysis::{self, ActivityKind};
 use warpscope_core::model::{Format, GpuLane, KernelInfo};
-use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, ProfileBuilder, TimeRange, TrackKey};
 use warpscope_ui::Selection;
+use warpscope_ui::format_duration;
 use warpscope_ui::range_stats::range_stats_ui;
 use warpscope_ui::tables::{Cell, TableKind, TablesResponse, TablesState, tables_ui};
 
@@ -109,7 +109,7 @@ fn the_kernels_table_shows_occupancy_tensor_cores_and_launch_delay() {
     assert_eq!(top.cells[5], Cell::MaybePercent(Some(100.0)));
     assert_eq!(top.cells[6].text(), "(full)");
     assert_eq!(top.cells[7].text(), "60%");
-    assert_eq!(top.cells[9].text(), "290.42us");
+    assert_eq!(top.cells[9].text(), "290.42µs");
     // cuBLAS's gemmSN_TN at 31% is limited by its registers.
     let gemm = rows
         .iter()
@@ -263,7 +263,7 @@ fn a_range_shows_its_own_totals_and_header() {
     let all_total = analysis::gpu_total_ns(profile, TimeRange::ALL);
     let range_total = analysis::gpu_total_ns(profile, range);
     assert!(range_total < all_total);
-    assert!(row_count_line(&h).contains(&format!("GPU time {}", format_duration_ns(all_total))));
+    assert!(row_count_line(&h).contains(&format!("GPU time {}", format_duration(all_total))));
 
     h.state_mut().selection.range = Some(range);
     h.state_mut().with_range_header = true;
@@ -279,7 +279,7 @@ fn a_range_shows_its_own_totals_and_header() {
         })
         .sum();
     assert_eq!(summed, range_total);
-    assert!(row_count_line(&h).contains(&format!("GPU time {}", format_duration_ns(range_total))));
+    assert!(row_count_line(&h).contains(&format!("GPU time {}", format_duration(range_total))));
 
     // The header: the range's length, how busy the GPU was, and the GPU time in it.
     let busy = analysis::gpu_busy_ns(profile, range);
@@ -291,16 +291,16 @@ fn a_range_shows_its_own_totals_and_header() {
         header,
         format!(
             "Range {} · GPU {} busy {pct:.1}% · GPU time {}",
-            format_duration_ns(range.duration_ns()),
+            format_duration(range.duration_ns()),
             busy[0].0,
-            format_duration_ns(range_total)
+            format_duration(range_total)
         )
     );
     h.get_by_label("clear").click();
     h.run();
     assert_eq!(h.state().selection.range, None);
     assert!(h.query_by_label_contains("Range ").is_none());
-    assert!(row_count_line(&h).contains(&format!("GPU time {}", format_duration_ns(all_total))));
+    assert!(row_count_line(&h).contains(&format!("GPU time {}", format_duration(all_total))));
 }
 
 #[test]

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use egui::{Color32, Ui};
-use egui_plot::{Bar, BarChart, GridMark, Legend, Line, Plot, Points};
+use egui_plot::{Bar, BarChart, GridMark, Line, Plot, Points};
 use warpscope_core::analysis::compare::{
     Aligned, CompareError, Comparison, Presence, RunLabel, compare_runs,
 };
@@ -318,12 +318,14 @@ fn status<T>(row: &Aligned<T>, nccl: bool) -> String {
     words.join(" ")
 }
 
+/// A run as the column headers name it: its number (what `only in #2` means), its label, and
+/// `(base)` for the baseline.
 fn run_label(c: &Comparison, r: usize) -> String {
     let label = &c.runs[r].label;
     if r == c.baseline {
-        format!("{label} (base)")
+        format!("#{} {label} (base)", r + 1)
     } else {
-        label.clone()
+        format!("#{} {label}", r + 1)
     }
 }
 
@@ -762,9 +764,10 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
     let c = &state.comparison;
     let top: Vec<usize> = top_kernels(c, CHART_KERNELS);
     let names = chart_names(c, &top);
-    let height = (ui.available_height() / 2.0 - 30.0).max(160.0);
-    // Legends list the series in the order they are drawn (runs in run order), not sorted.
-    let legend = || Legend::default().follow_insertion_order(true);
+    // Room for the titles and the legends under the plots (the top kernels' legend wraps).
+    let height = (ui.available_height() / 2.0 - 75.0).max(150.0);
+    let step_colour = Color32::from_rgb(0x4e, 0x9a, 0xd8);
+    let gpu_colour = Color32::from_rgb(0x6a, 0xb0, 0x4c);
     match &c.sweep {
         Some(key) => {
             let raw: Vec<(f64, usize)> = c
@@ -786,24 +789,27 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
                 v.sort_by(|a, b| a[0].total_cmp(&b[0]));
                 v
             };
-            #[allow(clippy::cast_precision_loss)]
-            let step = series(&|i| c.runs[i].time_per_step_ns.map(|t| t as f64 / 1e6));
-            #[allow(clippy::cast_precision_loss)]
-            let gpu = series(&|i| Some(c.runs[i].gpu_total_ns as f64 / 1e6));
+            let [step, gpu] = per_step_series(c).map(|points| {
+                points
+                    .into_iter()
+                    .map(|(x, y)| [axis.x(x), y])
+                    .collect::<Vec<[f64; 2]>>()
+            });
             // Per sample is a thousand times smaller: its own chart, in µs.
             let sample = series(&|i| c.runs[i].time_per_sample_ns.map(|t| t / 1e3));
             ui.columns(2, |cols| {
-                cols[0].strong(format!("Time per step and GPU time against {key}"));
+                cols[0].strong(format!("Time per step and GPU time per step against {key}"));
+                let step_series = [
+                    ("time per step", &step, step_colour),
+                    ("GPU time per step", &gpu, gpu_colour),
+                ];
                 axis.apply(Plot::new("compare_step_scaling"))
                     .height(height)
-                    .legend(legend())
                     .x_axis_label(x_label.clone())
                     .y_axis_label("ms")
+                    .include_y(0.0)
                     .show(&mut cols[0], |plot| {
-                        for (name, pts, color) in [
-                            ("time per step", &step, Color32::from_rgb(0x4e, 0x9a, 0xd8)),
-                            ("GPU time", &gpu, Color32::from_rgb(0x6a, 0xb0, 0x4c)),
-                        ] {
+                        for (name, pts, color) in step_series {
                             if pts.is_empty() {
                                 continue;
                             }
@@ -811,10 +817,16 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
                             plot.points(Points::new(name, pts.clone()).color(color).radius(3.5));
                         }
                     });
+                legend_ui(
+                    &mut cols[0],
+                    step_series
+                        .iter()
+                        .filter(|(_, pts, _)| !pts.is_empty())
+                        .map(|(name, _, color)| ((*name).to_string(), *color)),
+                );
                 cols[1].strong(format!("Time per sample against {key}"));
                 axis.apply(Plot::new("compare_sample_scaling"))
                     .height(height)
-                    .legend(legend())
                     .x_axis_label(x_label.clone())
                     .y_axis_label("µs")
                     .include_y(0.0)
@@ -839,7 +851,6 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
                 cols[0].strong(format!("Top kernels' time against {key}"));
                 axis.apply(Plot::new("compare_kernel_scaling"))
                     .height(height)
-                    .legend(legend())
                     .x_axis_label(x_label.clone())
                     .y_axis_label("ms")
                     .show(&mut cols[0], |plot| {
@@ -861,6 +872,13 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
                             plot.points(Points::new(name.clone(), pts).color(color).radius(3.0));
                         }
                     });
+                legend_ui(
+                    &mut cols[0],
+                    names
+                        .iter()
+                        .enumerate()
+                        .map(|(slot, name)| (name.clone(), run_color(slot))),
+                );
                 cols[1].strong("Top kernels: time per run");
                 top_kernel_bars_ui(&mut cols[1], c, &top, &names, height);
             });
@@ -874,6 +892,28 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
             top_kernel_bars_ui(ui, c, &top, &names, height);
         }
     }
+}
+
+/// The two series of the first scaling chart, as (swept value, ms) sorted by the swept value:
+/// time per step, and GPU time per step (like with like: the whole run's GPU time beside one
+/// step's time would read as the GPU working longer than the step).
+pub fn per_step_series(c: &Comparison) -> [Vec<(f64, f64)>; 2] {
+    let series = |f: &dyn Fn(&warpscope_core::analysis::compare::RunSummary) -> Option<i64>| {
+        let mut v: Vec<(f64, f64)> = c
+            .runs
+            .iter()
+            .filter_map(|r| {
+                #[allow(clippy::cast_precision_loss)]
+                Some((r.sweep_value?, f(r)? as f64 / 1e6))
+            })
+            .collect();
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        v
+    };
+    [
+        series(&|r| r.time_per_step_ns),
+        series(&|r| r.gpu_time_per_step_ns),
+    ]
 }
 
 /// The x axis of the scaling charts: linear, or log2 with a tick at each power of two when the
@@ -944,7 +984,6 @@ fn top_kernel_bars_ui(ui: &mut Ui, c: &Comparison, top: &[usize], names: &[Strin
     let slots = labels.len();
     Plot::new("compare_top_kernels")
         .height(height)
-        .legend(Legend::default().follow_insertion_order(true))
         .y_axis_label("ms")
         // One mark per kernel group, so every group is named under its bars.
         .x_grid_spacer(move |_| {
@@ -991,6 +1030,39 @@ fn top_kernel_bars_ui(ui: &mut Ui, c: &Comparison, top: &[usize], names: &[Strin
                 plot.bar_chart(BarChart::new(c.runs[r].label.clone(), bars).color(run_color(r)));
             }
         });
+    legend_ui(
+        ui,
+        (0..c.runs.len()).map(|r| (format!("#{} {}", r + 1, c.runs[r].label), run_color(r))),
+    );
+}
+
+/// A plot's legend, under it rather than over its points: a colour swatch and a name per
+/// series, in the order drawn, wrapping as the width needs.
+fn legend_ui(ui: &mut Ui, entries: impl IntoIterator<Item = (String, Color32)>) {
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 4.0;
+        for (name, color) in entries {
+            // One widget per entry, so that it moves to the next line as a whole: its swatch
+            // stays with its name.
+            let galley = ui.painter().layout_no_wrap(
+                name.clone(),
+                egui::FontId::proportional(11.5),
+                ui.visuals().text_color(),
+            );
+            let size = egui::vec2(18.0 + galley.size().x + 12.0, galley.size().y.max(12.0));
+            let (rect, response) = ui.allocate_exact_size(size, egui::Sense::hover());
+            response
+                .widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, name.as_str()));
+            let swatch = egui::Rect::from_center_size(
+                egui::pos2(rect.left() + 7.0, rect.center().y),
+                egui::vec2(14.0, 6.0),
+            );
+            ui.painter().rect_filled(swatch, 1.0, color);
+            let text_at = egui::pos2(rect.left() + 18.0, rect.center().y - galley.size().y / 2.0);
+            ui.painter()
+                .galley(text_at, galley, ui.visuals().text_color());
+        }
+    });
 }
 
 /// Names of the charted kernels, keyed `K1`, `K2`... (the bar chart's groups) and shortened

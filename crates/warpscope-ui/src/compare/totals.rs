@@ -2,8 +2,8 @@
 //! steps, time per step and per sample, NCCL time, and why the GPUs were not busy (host wait,
 //! Tensor Core share, the top finding of `docs/analysis.md`).
 
+use crate::format_duration;
 use egui::{Role, Ui, WidgetInfo};
-use warpscope_core::time::format_duration_ns;
 
 use super::CompareState;
 
@@ -33,10 +33,11 @@ pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
             }
             ui.end_row();
             for (r, run) in c.runs.iter().enumerate() {
+                // Numbered as the tables' `only in #2` and column headers count the runs.
                 let label = if run.is_baseline {
-                    format!("{} (baseline)", run.label)
+                    format!("#{} {} (baseline)", r + 1, run.label)
                 } else {
-                    run.label.clone()
+                    format!("#{} {}", r + 1, run.label)
                 };
                 ui.label(label);
                 let file = std::path::Path::new(&run.path)
@@ -49,7 +50,7 @@ pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
                         WidgetInfo::labeled(Role::Label, true, format!("{name} run {r}: {text}"))
                     });
                 };
-                cell(ui, format_duration_ns(run.gpu_total_ns), "GPU time");
+                cell(ui, format_duration(run.gpu_total_ns), "GPU time");
                 cell(
                     ui,
                     run.gpu_total_ratio_vs_baseline
@@ -57,7 +58,7 @@ pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
                     "ratio",
                 );
                 cell(ui, format!("{:.1}%", run.gpu_busy_pct), "busy");
-                cell(ui, format_duration_ns(run.span_ns), "span");
+                cell(ui, format_duration(run.span_ns), "span");
                 cell(
                     ui,
                     run.steps
@@ -68,7 +69,7 @@ pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
                 cell(
                     ui,
                     run.time_per_step_ns
-                        .map_or_else(|| "–".to_string(), format_duration_ns),
+                        .map_or_else(|| "–".to_string(), format_duration),
                     "time per step",
                 );
                 cell(
@@ -78,7 +79,7 @@ pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
                         |t| {
                             #[allow(clippy::cast_possible_truncation)]
                             let ns = t.round() as i64;
-                            format_duration_ns(ns)
+                            format_duration(ns)
                         },
                     ),
                     "time per sample",
@@ -86,7 +87,7 @@ pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
                 cell(
                     ui,
                     if run.nccl_total_ns > 0 {
-                        format_duration_ns(run.nccl_total_ns)
+                        format_duration(run.nccl_total_ns)
                     } else {
                         "–".to_string()
                     },

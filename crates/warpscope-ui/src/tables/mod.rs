@@ -6,11 +6,11 @@
 use std::cmp::Ordering;
 use std::hash::Hash;
 
+use crate::format_duration;
 use egui::{Align, Align2, Color32, FontId, Role, Sense, TextStyle, Ui, WidgetInfo};
 use egui_extras::{Column, TableBuilder};
 use warpscope_core::analysis::strip_version_suffix;
 use warpscope_core::strings::StrId;
-use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, TimeRange};
 
 use crate::activity_index::activity_index;
@@ -428,7 +428,7 @@ fn summary_line_ui(ui: &mut Ui, state: &TablesState) {
     };
     let mut text = format!("{} of {} rows", state.view.len(), table.rows.len());
     if let Some((label, total_ns)) = table.total {
-        text.push_str(&format!(" · {label} {}", format_duration_ns(total_ns)));
+        text.push_str(&format!(" · {label} {}", format_duration(total_ns)));
     }
     ui.label(egui::RichText::new(text).weak());
 }

@@ -4,10 +4,10 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
+use crate::format_duration;
 use warpscope_core::analysis::insight::{KernelInsight, kernel_insights};
 use warpscope_core::analysis::range_index::ActivityIndex;
 use warpscope_core::analysis::{self, ActivityKind};
-use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, TimeRange};
 
 use super::TableKind;
@@ -45,8 +45,8 @@ impl Cell {
     /// The cell as shown.
     pub fn text(&self) -> String {
         match self {
-            Self::DurationNs(ns) => format_duration_ns(*ns),
-            Self::MaybeDurationNs(Some(ns)) => format_duration_ns(*ns),
+            Self::DurationNs(ns) => format_duration(*ns),
+            Self::MaybeDurationNs(Some(ns)) => format_duration(*ns),
             Self::MaybeDurationNs(None) => "–".to_string(),
             Self::Count(n) => n.to_string(),
             Self::Bytes(b) => format_bytes(*b),
@@ -56,8 +56,8 @@ impl Cell {
             Self::MaybeCount(None) | Self::Ratio(None) => "–".to_string(),
             Self::Ratio(Some(r)) => format!("{r:.2}×"),
             Self::DiffNs(0) => "0".to_string(),
-            Self::DiffNs(d) if *d > 0 => format!("+{}", format_duration_ns(*d)),
-            Self::DiffNs(d) => format!("-{}", format_duration_ns(d.saturating_abs())),
+            Self::DiffNs(d) if *d > 0 => format!("+{}", format_duration(*d)),
+            Self::DiffNs(d) => format!("-{}", format_duration(d.saturating_abs())),
             Self::MaybePercent(Some(p)) => format!("{p:.0}%"),
             Self::MaybePercent(None) => "–".to_string(),
             Self::Flag(true) => "yes".to_string(),

@@ -1,10 +1,10 @@
 //! What the timeline tells about one event: the hover tooltip and the details panel of the
 //! selected event, with the events linked to it by flows.
 
+use crate::format_duration;
 use warpscope_core::Profile;
 use warpscope_core::analysis::insight::occupancy::kernel_occupancy;
 use warpscope_core::model::{EventKind, EventRef, FlowKind};
-use warpscope_core::time::format_duration_ns;
 
 use super::layout::LaneContent;
 use super::{Hit, TimelineState};
@@ -69,8 +69,8 @@ pub fn selected_event_ui(
         let label = format!(
             "{} · {} at {}",
             profile.str(t.events.name[i]),
-            format_duration_ns(t.events.dur_ns[i]),
-            format_duration_ns(t.events.start_ns[i]),
+            format_duration(t.events.dur_ns[i]),
+            format_duration(t.events.start_ns[i]),
         );
         if ui.link(label).clicked() {
             selection.select_event(profile, other);
@@ -102,13 +102,13 @@ pub(super) fn tooltip_ui(ui: &mut egui::Ui, profile: &Profile, state: &TimelineS
             });
             ui.strong(format!(
                 "{count} events, total {}",
-                format_duration_ns(total_ns)
+                format_duration(total_ns)
             ));
             ui.label(format!(
                 "from {} to {} (span {})",
-                format_duration_ns(start_ns),
-                format_duration_ns(end_ns),
-                format_duration_ns(end_ns - start_ns)
+                format_duration(start_ns),
+                format_duration(end_ns),
+                format_duration(end_ns - start_ns)
             ));
             ui.weak("zoom in (W, wheel or double-click) to see them");
         }
@@ -170,8 +170,8 @@ fn event_details_ui(ui: &mut egui::Ui, profile: &Profile, state: &TimelineState,
         .unwrap_or_else(|| track.name.clone());
     let mut rows: Vec<(&str, String)> = vec![
         ("kind", e.kind[i].as_str().replace('_', " ")),
-        ("start", format_duration_ns(e.start_ns[i])),
-        ("duration", format_duration_ns(e.dur_ns[i])),
+        ("start", format_duration(e.start_ns[i])),
+        ("duration", format_duration(e.dur_ns[i])),
         ("lane", lane_name),
     ];
     if let Some(k) = profile.kernel_info(track, i) {

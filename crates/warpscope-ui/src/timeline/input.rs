@@ -1,5 +1,6 @@
 //! Navigation input of the timeline: mouse wheel (zoom at the cursor, Ctrl/Shift pans, over the
-//! lane headers scrolls vertically) and the W/S/A/D/F keys.
+//! lane headers scrolls vertically), the W/S/A/D/F keys, and Esc, which clears the selection
+//! (so that F then fits the whole run).
 
 use egui::{Event, Key, MouseWheelUnit, Pos2, Rect};
 use warpscope_core::Profile;
@@ -28,7 +29,7 @@ pub fn navigate_ui(
     ui: &egui::Ui,
     profile: &Profile,
     state: &mut TimelineState,
-    selection: &Selection,
+    selection: &mut Selection,
     place: &PointerPlace,
     active: bool,
 ) {
@@ -91,6 +92,7 @@ pub fn navigate_ui(
                     Key::A => state.view.pan_ns(-pan),
                     Key::D => state.view.pan_ns(pan),
                     Key::F => fit = true,
+                    Key::Escape => *selection = Selection::default(),
                     _ => {}
                 }
             }

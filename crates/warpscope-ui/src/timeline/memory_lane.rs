@@ -3,11 +3,11 @@
 //! peak marked. Each column is two binary searches and a walk up the curve's block maxima
 //! ([`MemoryCurve::max_in`]), so a frame costs the same at any zoom and any number of records.
 
+use crate::format_duration;
 use egui::{Align2, Color32, FontId, Mesh, Painter, Pos2, Rect, Shape, Stroke};
 use warpscope_core::Profile;
 use warpscope_core::analysis::memory::{Attribution, MemoryCurve};
 use warpscope_core::model::MemoryAction;
-use warpscope_core::time::format_duration_ns;
 use warpscope_core::units::format_bytes;
 
 use super::utilisation::{COLUMN_PX, span_of};
@@ -118,8 +118,8 @@ pub fn describe(
     let mut text = format!(
         "{} memory, {}..{}",
         curve.device.label(),
-        format_duration_ns(a),
-        format_duration_ns(b)
+        format_duration(a),
+        format_duration(b)
     );
     let Some(m) = curve.max_in(a, b) else {
         text.push_str("\nno records yet");
@@ -151,7 +151,7 @@ pub fn describe(
         };
         text.push_str(&format!(
             "\n\nlast change at {}: {what} of {}\nby {}",
-            format_duration_ns(ev.time_ns[i]),
+            format_duration(ev.time_ns[i]),
             format_bytes(i64::try_from(ev.bytes[i]).unwrap_or(i64::MAX)),
             ops.stack_text(i)
         ));

@@ -18,10 +18,10 @@ pub use details::selected_event_ui;
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use crate::format_duration;
 use egui::{Align2, Color32, FontId, Mesh, Pos2, Rect, Sense, Shape, Stroke, Vec2};
 use warpscope_core::analysis::strip_version_suffix;
 use warpscope_core::model::{EventRef, FlowKind, MemoryDevice};
-use warpscope_core::time::format_duration_ns;
 use warpscope_core::{Profile, TimeRange};
 
 use crate::{ProfileKey, Selection};
@@ -868,7 +868,7 @@ pub fn timeline_ui(
             (0.5 * (a + b)).clamp(axis_rect.left() + 40.0, axis_rect.right() - 40.0),
             axis_rect.center().y,
         );
-        let label = format_duration_ns(r.duration_ns());
+        let label = format_duration(r.duration_ns());
         let galley = painter.layout_no_wrap(label, bold, Color32::WHITE);
         let bg_rect = Rect::from_center_size(mid, galley.size() + Vec2::new(10.0, 4.0));
         axis_painter.rect_filled(bg_rect, 3.0, Color32::from_rgb(50, 110, 220));
@@ -884,7 +884,7 @@ pub fn timeline_ui(
         Align2::LEFT_CENTER,
         format!(
             "view {}",
-            format_duration_ns(state.visible_range().duration_ns())
+            format_duration(state.visible_range().duration_ns())
         ),
         small,
         weak,

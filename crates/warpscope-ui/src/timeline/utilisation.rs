@@ -4,10 +4,10 @@
 //! prefix sums ([`ActivityCover::time_before`]), so a frame costs the same at any zoom and any
 //! trace size.
 
+use crate::format_duration;
 use egui::{Color32, Mesh, Painter, Pos2, Rect, Shape};
 use warpscope_core::analysis::insight::SpanTime;
 use warpscope_core::analysis::range_index::{ActivityCover, span_between};
-use warpscope_core::time::format_duration_ns;
 
 use super::view::Viewport;
 
@@ -137,9 +137,9 @@ pub fn describe(t: &SpanTime, a: i64, b: i64) -> String {
     let p = |ns: i64| ns as f64 * 100.0 / span as f64;
     format!(
         "{}..{} ({} wide)\nbusy {:.1}%\nidle, host wait {:.1}%\nidle, kernel wait {:.1}%\nidle, other {:.1}%",
-        format_duration_ns(a),
-        format_duration_ns(b),
-        format_duration_ns(b - a),
+        format_duration(a),
+        format_duration(b),
+        format_duration(b - a),
         p(t.busy_ns),
         p(t.host_wait_ns),
         p(t.kernel_wait_ns),

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{FleetReport, RankFacts, RankSource, fleet_report};
 use crate::import::{ImportError, Progress, import_file};
-use crate::model::Profile;
+use crate::model::{Profile, Warning};
 
 /// Why a job could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -125,6 +125,17 @@ fn number_unranked(ranks: &mut [RankFacts]) {
     }
 }
 
+/// True when `e` says the file is not a profile of any kind warpscope reads (empty, another
+/// kind of JSON, a known non-profile format), as opposed to a profile that is broken.
+fn is_not_a_profile(e: &ImportError) -> bool {
+    matches!(
+        e,
+        ImportError::Empty { .. }
+            | ImportError::UnknownFormat { .. }
+            | ImportError::Unsupported { .. }
+    )
+}
+
 /// True for names that look like a trace file: `.json`, `.json.gz`, `.gz`, `.sqlite`,
 /// `.sqlite3`, `.db`, `.nvvp`.
 fn looks_like_trace(path: &Path) -> bool {
@@ -179,7 +190,9 @@ pub fn job_files(args: &[PathBuf]) -> Result<Vec<PathBuf>, JobError> {
 ///
 /// # Errors
 ///
-/// The first file (in order) that cannot be read, or [`JobError::DuplicateRank`].
+/// The first file (in order) that cannot be read, or [`JobError::DuplicateRank`]. A file that
+/// is not a profile at all ([`is_not_a_profile`]: an analysis output or a config beside the
+/// traces) is left out with a warning in the report; it is an error only when no file is left.
 pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Result<Job, JobError> {
     if files.is_empty() {
         return Err(JobError::Empty);
@@ -190,7 +203,7 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
     let results = crate::parallel::map_mut(
         &mut slots,
         |(_, f)| std::fs::metadata(f).map_or(0, |m| usize::try_from(m.len()).unwrap_or(usize::MAX)),
-        |(position, path)| -> Result<(RankFacts, Option<Profile>), ImportError> {
+        |(position, path)| -> Result<(RankFacts, Option<Profile>, Vec<Warning>), ImportError> {
             if progress.is_cancelled() {
                 return Err(ImportError::Cancelled { path: path.clone() });
             }
@@ -198,15 +211,29 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
                 crate::parallel::with_threads(1, || import_file(path, &Progress::default()))?;
             let facts = RankFacts::of(&profile, *position);
             progress.set_done(done.fetch_add(1, Ordering::Relaxed) + 1);
-            Ok((facts, opts.keep_profiles.then_some(profile)))
+            let warnings = profile.warnings.clone();
+            Ok((facts, opts.keep_profiles.then_some(profile), warnings))
         },
     );
     let mut ranks = Vec::with_capacity(files.len());
     let mut profiles = Vec::new();
+    let mut not_profiles = Vec::new();
+    let mut import_warnings = Vec::new();
     for r in results {
-        let (facts, profile) = r?;
+        let (facts, profile, warnings) = match r {
+            Ok(rank) => rank,
+            Err(e) if is_not_a_profile(&e) => {
+                not_profiles.push(e);
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         ranks.push(facts);
         profiles.extend(profile);
+        import_warnings.push(warnings);
+    }
+    if ranks.is_empty() && !not_profiles.is_empty() {
+        return Err(not_profiles.swap_remove(0).into());
     }
     number_ranks(&mut ranks)?;
     for (facts, profile) in ranks.iter().zip(profiles.iter_mut()) {
@@ -217,7 +244,38 @@ pub fn load_job(files: &[PathBuf], opts: JobOptions, progress: &Progress) -> Res
                 .rank = Some(facts.rank);
         }
     }
-    let report = fleet_report(&ranks);
+    let mut report = fleet_report(&ranks);
+    // What a rank's file left out (cut off, events skipped) comes before the cross-rank checks.
+    let rank_warnings = ranks.iter().zip(&import_warnings).flat_map(|(r, ws)| {
+        ws.iter().map(move |w| {
+            let times = if w.count > 1 {
+                format!(" ({} times)", w.count)
+            } else {
+                String::new()
+            };
+            format!(
+                "rank {} ({}): {}{times}",
+                r.rank,
+                r.file.display(),
+                w.message
+            )
+        })
+    });
+    report.warnings.splice(0..0, rank_warnings);
+    if !not_profiles.is_empty() {
+        let n = not_profiles.len();
+        let listed: Vec<String> = not_profiles.iter().map(ToString::to_string).collect();
+        report.warnings.insert(
+            0,
+            format!(
+                "{n} {} not {} and {} left out: {}",
+                if n == 1 { "file is" } else { "files are" },
+                if n == 1 { "a profile" } else { "profiles" },
+                if n == 1 { "was" } else { "were" },
+                listed.join("; ")
+            ),
+        );
+    }
     Ok(Job {
         ranks,
         profiles,
