@@ -11,8 +11,14 @@ Exports FILE_OR_DIR... with `warpscope export --format parquet --out OUT`, then 
   2. per-rank GPU time (sum of kernel, copy and set durations), compared with the summaries'
      `gpu_total_ns`;
   3. per-rank busy time (the union of a device's kernels, copies and sets, summed over its
-     devices), compared with `warpscope analyze --format json` (devices[].busy_ns).
-Every figure must be equal to the nanosecond. Prints the tables and `ok`; exits 1 on a mismatch.
+     devices), compared with `warpscope analyze --format json` (devices[].busy_ns);
+  4. memory per run and device (peak allocated, peak reserved, allocations, frees), compared
+     with `warpscope memory --format json --top 0` (devices[]);
+  5. bytes allocated per operator (the allocations whose innermost operator it is, every run),
+     compared with the memory reports' operators[].self_alloc_count and self_alloc_bytes,
+     summed by name.
+Every figure must be equal to the nanosecond (and the byte). Prints the tables and `ok`; exits 1
+on a mismatch.
 """
 
 import argparse
@@ -59,6 +65,36 @@ WITH work AS (
 SELECT rank, run, sum(e - s) AS busy_ns FROM spans GROUP BY rank, run ORDER BY run
 """
 
+MEMORY_PER_DEVICE = """
+WITH m AS (
+  SELECT *, row_number() OVER (PARTITION BY run, device ORDER BY record) AS k
+  FROM {memory}
+)
+SELECT run, rank, device,
+       max(CASE WHEN k = 1 AND action = 'free' THEN allocated_bytes + bytes
+                WHEN k = 1 OR action NOT IN ('oom', 'snapshot') THEN allocated_bytes
+           END) AS peak_allocated_bytes,
+       max(CASE WHEN k = 1 OR action NOT IN ('oom', 'snapshot') THEN reserved_bytes
+           END) AS peak_reserved_bytes,
+       sum(CASE WHEN action = 'alloc' THEN 1 ELSE 0 END) AS allocations,
+       sum(CASE WHEN action = 'free' THEN 1 ELSE 0 END) AS frees
+FROM m
+GROUP BY run, rank, device
+ORDER BY run, device
+"""
+
+BYTES_PER_OPERATOR = """
+SELECT operator, count(*) AS allocations, sum(bytes) AS bytes
+FROM {memory}
+WHERE action = 'alloc'
+GROUP BY operator
+ORDER BY bytes DESC, operator
+"""
+
+
+# The tables the queries read.
+TABLES = ("kernels", "events", "memory")
+
 
 def run_json(binary, *args):
     out = subprocess.run([binary, *args], check=True, capture_output=True, text=True)
@@ -69,7 +105,7 @@ def duckdb_engine(out):
     import duckdb
 
     con = duckdb.connect()
-    tables = {t: f"read_parquet('{out}/{t}/*.parquet')" for t in ("kernels", "events")}
+    tables = {t: f"read_parquet('{out}/{t}/*.parquet')" for t in TABLES}
     return lambda q: [tuple(r) for r in con.sql(q.format(**tables)).fetchall()]
 
 
@@ -77,9 +113,9 @@ def datafusion_engine(out):
     from datafusion import SessionContext
 
     ctx = SessionContext()
-    for t in ("kernels", "events"):
+    for t in TABLES:
         ctx.register_parquet(t, f"{out}/{t}/")
-    tables = {t: t for t in ("kernels", "events")}
+    tables = {t: t for t in TABLES}
 
     def query(q):
         batches = ctx.sql(q.format(**tables)).collect()
@@ -97,9 +133,9 @@ def spark_engine(out):
 
     spark = SparkSession.builder.master("local[2]").appName("warpscope").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    for t in ("kernels", "events"):
+    for t in TABLES:
         spark.read.parquet(f"{out}/{t}").createOrReplaceTempView(t)
-    tables = {t: t for t in ("kernels", "events")}
+    tables = {t: t for t in TABLES}
     return lambda q: [tuple(r) for r in spark.sql(q.format(**tables)).collect()]
 
 
@@ -132,7 +168,10 @@ def main():
     files = files_of(args.paths)
     kernels = defaultdict(lambda: [0, 0])
     gpu_total, busy = [], []
-    for f in files:
+    # Per (run, device): peak allocated, peak reserved, allocations, frees; per operator: self
+    # allocations and bytes.
+    memory, operators = [], defaultdict(lambda: [0, 0])
+    for run, f in enumerate(files):
         s = run_json(args.bin, "summary", f, "--format", "json")
         for row in s["gpu_activities"]:
             if row["kind"] == "kernel":
@@ -141,14 +180,25 @@ def main():
         gpu_total.append(s["gpu_total_ns"])
         a = run_json(args.bin, "analyze", f, "--format", "json")
         busy.append(sum(d["busy_ns"] for d in a["devices"]))
+        m = run_json(args.bin, "memory", f, "--format", "json", "--top", "0")
+        for d in m["devices"]:
+            device = None if d["device"] == "cpu" else d["device"]
+            memory.append((run, device, d["peak_allocated_bytes"], d["peak_reserved_bytes"],
+                           d["allocations"], d["frees"]))
+        for o in m["operators"]:
+            if o["self_alloc_count"] > 0:
+                operators[o["name"]][0] += o["self_alloc_count"]
+                operators[o["name"]][1] += o["self_alloc_bytes"]
 
     failed = False
 
-    def check(title, got, want):
+    def check(title, got, want, show=None):
         nonlocal failed
         print(f"-- {title} ({args.engine})")
-        for row in got:
+        for row in got[:show]:
             print("  ", *row)
+        if show is not None and len(got) > show:
+            print(f"   ... {len(got) - show} more rows")
         if got != want:
             failed = True
             print(f"MISMATCH: warpscope says {want}", file=sys.stderr)
@@ -160,6 +210,15 @@ def main():
     check("GPU time per rank (ns)", [(g,) for g in gpu], [(g,) for g in gpu_total if g > 0])
     got_busy = [int(r[2]) for r in query(BUSY_PER_RANK)]
     check("busy time per rank (ns)", [(b,) for b in got_busy], [(b,) for b in busy if b > 0])
+    # The CPU's rows (device null) first in every engine.
+    by_device = lambda r: (r[0], -1 if r[1] is None else r[1])
+    got_mem = sorted(((int(r[0]), None if r[2] is None else int(r[2]), *map(int, r[3:]))
+                      for r in query(MEMORY_PER_DEVICE)), key=by_device)
+    check("memory per run and device (run, device, peak allocated, peak reserved, allocations, "
+          "frees)", got_mem, sorted(memory, key=by_device))
+    want_ops = sorted(((n, c, b) for n, (c, b) in operators.items()), key=lambda r: (-r[2], r[0]))
+    got_ops = [(n, int(c), int(b)) for n, c, b in query(BYTES_PER_OPERATOR)]
+    check("bytes allocated per operator (self)", got_ops, want_ops, show=10)
     if failed:
         sys.exit(1)
     print(f"ok: {len(files)} files, {args.engine} gives warpscope's figures to the nanosecond")

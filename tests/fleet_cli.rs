@@ -354,7 +354,7 @@ fn an_export_over_an_earlier_one_leaves_none_of_its_runs_behind() {
     };
     // Three ranks, then one file into the same directory: runs 1 and 2 of the first export used
     // to stay, and `OUT/kernels/*.parquet` read them as part of the second. Run 0 is written
-    // again; the 14 files of runs 1 and 2 go once the new export is complete.
+    // again; the 16 files (8 tables) of runs 1 and 2 go once the new export is complete.
     let pq = dir.join("pq");
     let rank0 = dir.join("job_rank0.json");
     export("parquet", &pq, &dir);
@@ -362,7 +362,7 @@ fn an_export_over_an_earlier_one_leaves_none_of_its_runs_behind() {
     let text = export("parquet", &pq, &rank0);
     assert!(
         text.starts_with(&format!(
-            "removed 14 files of an earlier export from {}/\n",
+            "removed 16 files of an earlier export from {}/\n",
             pq.display()
         )),
         "{text}"

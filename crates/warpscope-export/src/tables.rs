@@ -1,9 +1,11 @@
-//! The tables of one profile: events, kernels, copies, API calls, flows, devices, runs. Every
-//! row carries `run` and `rank`; events are numbered within a run (`event`), and the other
-//! tables refer to them by that number.
+//! The tables of one profile: events, kernels, copies, API calls, flows, memory records,
+//! devices, runs. Every row carries `run` and `rank`; events are numbered within a run
+//! (`event`), and the other tables refer to them by that number.
 
 use warpscope_core::Profile;
-use warpscope_core::model::{EventKind, FlowKind, TrackKey};
+use warpscope_core::analysis::memory::attribute;
+use warpscope_core::model::memory::NO_TRACK;
+use warpscope_core::model::{EventKind, EventRef, FlowKind, MemoryDevice, TrackKey};
 
 use std::path::Path;
 
@@ -11,12 +13,13 @@ use crate::RunMeta;
 use crate::columns::{Col, Table};
 
 /// The tables, in the order they are written.
-pub const TABLES: [&str; 7] = [
+pub const TABLES: [&str; 8] = [
     "events",
     "kernels",
     "copies",
     "api_calls",
     "flows",
+    "memory",
     "devices",
     "runs",
 ];
@@ -323,6 +326,8 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
         flows.end_row();
     }
 
+    let memory = memory_table(p, meta, table("memory"), number);
+
     // Devices.
     let mut devices = table("devices");
     let d_run = RunCols::new(&mut devices);
@@ -367,7 +372,85 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
         ("copies", copies),
         ("api_calls", api),
         ("flows", flows),
+        ("memory", memory),
         ("devices", devices),
         ("runs", runs),
     ]
+}
+
+/// The memory records of `p` (`Profile::memory`), one row each in time order, numbered
+/// `record` from 0, with the thread track and the operators `analysis::memory` gives them;
+/// `event_number` turns an operator's event into its `event` number. A profile without memory
+/// records gives a table without rows, as for every other table.
+fn memory_table(
+    p: &Profile,
+    meta: RunMeta,
+    mut t: Table,
+    event_number: impl Fn(EventRef) -> Option<i64>,
+) -> Table {
+    let run = RunCols::new(&mut t);
+    let record = t.i64("record", false);
+    let time = t.i64("time_ns", false);
+    let device = t.i32("device", true);
+    let action = t.str("action", false);
+    let addr = t.i64("addr", false);
+    let bytes = t.i64("bytes", false);
+    let allocated = t.i64("allocated_bytes", false);
+    let reserved = t.i64("reserved_bytes", false);
+    let stream = t.i64("stream", false);
+    let track = t.i32("track", true);
+    let process = t.str("process", true);
+    let thread = t.str("thread", true);
+    let operator = t.str("operator", false);
+    let stack = t.str("operator_stack", false);
+    let operator_event = t.i64("operator_event", true);
+
+    let ev = &p.memory.events;
+    if ev.is_empty() {
+        return t;
+    }
+    let ops = attribute(p);
+    // Where each thread track is, worked out the first time a record names it.
+    let mut places: Vec<Option<Place>> = Vec::new();
+    places.resize_with(p.tracks.len(), || None);
+    for i in 0..ev.len() {
+        run.put(&mut t, meta);
+        t.put_i64(record, i64::try_from(i).ok());
+        t.put_i64(time, Some(ev.time_ns[i]));
+        t.put_i32(
+            device,
+            match ev.device[i] {
+                MemoryDevice::Cpu => None,
+                MemoryDevice::Gpu(d) => i32::try_from(d).ok(),
+            },
+        );
+        t.put_str(action, Some(ev.action[i].as_str()));
+        // An address's 64 bits as a signed integer: real addresses (below 2^57) read as written.
+        t.put_i64(addr, Some(i64::from_ne_bytes(ev.addr[i].to_ne_bytes())));
+        t.put_i64(bytes, Some(i64::try_from(ev.bytes[i]).unwrap_or(i64::MAX)));
+        t.put_i64(allocated, Some(ev.allocated_bytes[i]));
+        t.put_i64(reserved, Some(ev.reserved_bytes[i]));
+        t.put_i64(
+            stream,
+            Some(i64::try_from(ev.stream[i]).unwrap_or(i64::MAX)),
+        );
+        let tr = ev.track[i];
+        let place = match (places.get_mut(tr as usize), p.tracks.get(tr as usize)) {
+            (Some(slot), Some(on)) if tr != NO_TRACK => {
+                Some(&*slot.get_or_insert_with(|| Place::of(p, on.key)))
+            }
+            _ => None,
+        };
+        t.put_i32(track, place.and(i32::try_from(tr).ok()));
+        t.put_str(process, place.and_then(|pl| pl.process.as_deref()));
+        t.put_str(thread, place.and_then(|pl| pl.thread.as_deref()));
+        t.put_str(operator, Some(ops.name(ops.innermost(i))));
+        t.put_str(stack, Some(&ops.stack_text(i)));
+        t.put_i64(
+            operator_event,
+            ops.operator_event(i).and_then(&event_number),
+        );
+        t.end_row();
+    }
+    t
 }

@@ -226,3 +226,152 @@ fn a_large_table_is_written_in_row_groups_of_131072_rows_and_read_back_whole() {
     assert_eq!(flows.metadata().file_metadata().num_rows(), 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+fn opt_long(row: &Row, name: &str) -> Option<i64> {
+    match col(row, name) {
+        parquet::record::Field::Long(v) => Some(*v),
+        parquet::record::Field::Int(v) => Some(i64::from(*v)),
+        parquet::record::Field::Null => None,
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+#[test]
+fn the_memory_table_has_every_record_and_gives_the_memory_report() {
+    use warpscope_core::analysis::memory::{attribute, memory_report};
+    use warpscope_core::model::MemoryDevice;
+
+    let name = "resnet50_b32_bf16_mem_flops.pt.trace.json.gz";
+    let profile = import_file(&sample(name), &Progress::default()).unwrap();
+    let out = temp_dir("memory");
+    let written = export_parquet(&profile, RunMeta::default(), &out).unwrap();
+    let n = profile.memory.events.len();
+    assert!(n > 0);
+    assert!(
+        written
+            .tables
+            .contains(&("memory", table_file(&out, "memory", 0), n))
+    );
+    let mem = rows(&table_file(&out, "memory", 0));
+    assert_eq!(mem.len(), n);
+    let report = memory_report(&profile, TimeRange::ALL, 0);
+
+    // Every record once, numbered in time order, with the model's values.
+    let ev = &profile.memory.events;
+    let ops = attribute(&profile);
+    let events = rows(&table_file(&out, "events", 0));
+    for (i, r) in mem.iter().enumerate() {
+        assert_eq!(long(r, "record"), i64::try_from(i).unwrap());
+        assert_eq!(long(r, "time_ns"), ev.time_ns[i]);
+        assert_eq!(text(r, "action"), ev.action[i].as_str());
+        assert_eq!(long(r, "bytes"), i64::try_from(ev.bytes[i]).unwrap());
+        assert_eq!(long(r, "addr"), i64::try_from(ev.addr[i]).unwrap());
+        let device = match ev.device[i] {
+            MemoryDevice::Cpu => None,
+            MemoryDevice::Gpu(d) => Some(i64::from(d)),
+        };
+        assert_eq!(opt_long(r, "device"), device);
+        assert_eq!(text(r, "operator"), ops.name(ops.innermost(i)));
+        assert_eq!(text(r, "operator_stack"), ops.stack_text(i));
+        // The thread is the events table's, and the operator's event is an event of that
+        // name on that track.
+        let track = opt_long(r, "track").unwrap();
+        assert_eq!(track, i64::from(ev.track[i]));
+        let op_event = opt_long(r, "operator_event").map(|e| &events[usize::try_from(e).unwrap()]);
+        if let Some(e) = op_event {
+            assert_eq!(opt_long(e, "track"), Some(track));
+            assert_eq!(text(e, "name"), text(r, "operator"));
+            assert_eq!(text(e, "thread"), text(r, "thread"));
+            assert_eq!(text(e, "process"), text(r, "process"));
+        } else {
+            assert_eq!(text(r, "operator"), "(no operator)");
+        }
+    }
+
+    // Peak allocated of GPU 0, allocations and frees per device: the report's.
+    let gpu0 = |r: &Row| opt_long(r, "device") == Some(0);
+    let peak = mem
+        .iter()
+        .filter(|r| gpu0(r))
+        .map(|r| long(r, "allocated_bytes"))
+        .max()
+        .unwrap();
+    let d0 = report
+        .devices
+        .iter()
+        .find(|d| d.device == MemoryDevice::Gpu(0))
+        .unwrap();
+    assert_eq!(peak, d0.peak_allocated_bytes);
+    for d in &report.devices {
+        let of = |action: &str| {
+            mem.iter()
+                .filter(|r| {
+                    text(r, "action") == action
+                        && opt_long(r, "device")
+                            == match d.device {
+                                MemoryDevice::Cpu => None,
+                                MemoryDevice::Gpu(g) => Some(i64::from(g)),
+                            }
+                })
+                .count() as u64
+        };
+        assert_eq!((of("alloc"), of("free")), (d.allocations, d.frees), "{d:?}");
+    }
+
+    // Bytes allocated per innermost operator: the report's self bytes.
+    let mut self_bytes: BTreeMap<String, u64> = BTreeMap::new();
+    for r in mem.iter().filter(|r| text(r, "action") == "alloc") {
+        *self_bytes.entry(text(r, "operator")).or_default() +=
+            u64::try_from(long(r, "bytes")).unwrap();
+    }
+    let want: BTreeMap<String, u64> = report
+        .operators
+        .iter()
+        .filter(|o| o.self_alloc_count > 0)
+        .map(|o| (o.name.clone(), o.self_alloc_bytes))
+        .collect();
+    assert_eq!(self_bytes, want);
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn a_profile_without_memory_records_writes_an_empty_memory_table() {
+    let profile =
+        import_file(&sample("alexnet_b8.pt.trace.json.gz"), &Progress::default()).unwrap();
+    assert!(profile.memory.events.is_empty());
+    let out = temp_dir("nomemory");
+    export_parquet(&profile, RunMeta::default(), &out).unwrap();
+    let reader = SerializedFileReader::try_from(table_file(&out, "memory", 0).as_path()).unwrap();
+    assert_eq!(reader.metadata().file_metadata().num_rows(), 0);
+    let columns: Vec<&str> = reader
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .map(|c| c.name())
+        .collect();
+    assert_eq!(
+        columns,
+        [
+            "run",
+            "rank",
+            "record",
+            "time_ns",
+            "device",
+            "action",
+            "addr",
+            "bytes",
+            "allocated_bytes",
+            "reserved_bytes",
+            "stream",
+            "track",
+            "process",
+            "thread",
+            "operator",
+            "operator_stack",
+            "operator_event",
+        ]
+    );
+    std::fs::remove_dir_all(&out).unwrap();
+}
