@@ -331,3 +331,25 @@ fn the_status_names_the_runs_a_kernel_is_missing_from() {
     }
     assert!(partial > 0, "the sweep has kernels missing from some runs");
 }
+
+/// FP32 against bf16 autocast: the totals give each run's peak memory and the charts a bar per
+/// run, so a comparison shows what autocast saves.
+#[test]
+fn fp32_against_bf16_shows_the_memory_autocast_saves() {
+    let profiles = vec![
+        load("resnet50_b32_fp32_mem_flops.pt.trace.json.gz"),
+        load("resnet50_b32_bf16_mem_flops.pt.trace.json.gz"),
+    ];
+    let mut state = state_of(profiles);
+    let runs = &state.comparison.runs;
+    assert_eq!(runs[0].peak_allocated_bytes, Some(3_254_683_136));
+    assert_eq!(runs[1].peak_allocated_bytes, Some(1_971_978_752));
+    assert_eq!(runs[1].peak_reserved_bytes, Some(2_227_175_424));
+    state.page = ComparePage::Charts;
+    let mut h = harness(state);
+    h.get_by_label("peak allocated run 0: 3.03 GiB");
+    h.get_by_label("peak reserved run 1: 2.07 GiB");
+    h.get_by_label_contains("Peak memory per run");
+    h.get_by_label("peak allocated");
+    h.snapshot("compare_resnet50_memory_charts");
+}

@@ -15,6 +15,7 @@ use warpscope_core::analysis::compare::{
 use warpscope_core::model::EventKind;
 use warpscope_core::{Profile, TimeRange};
 
+mod memory_chart;
 mod totals;
 
 use crate::Selection;
@@ -882,6 +883,12 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
                 cols[1].strong("Top kernels: time per run");
                 top_kernel_bars_ui(&mut cols[1], c, &top, &names, height);
             });
+            if memory_chart::has_memory(c) {
+                ui.strong(format!(
+                    "Peak memory per run (largest of any GPU, recorded window) against {key}"
+                ));
+                memory_chart::memory_chart_ui(ui, c, height);
+            }
         }
         None => {
             ui.weak(
@@ -890,6 +897,10 @@ fn charts_ui(ui: &mut Ui, state: &CompareState) {
             );
             ui.strong("Top kernels: time per run");
             top_kernel_bars_ui(ui, c, &top, &names, height);
+            if memory_chart::has_memory(c) {
+                ui.strong("Peak memory per run (largest of any GPU, recorded window)");
+                memory_chart::memory_chart_ui(ui, c, height);
+            }
         }
     }
 }

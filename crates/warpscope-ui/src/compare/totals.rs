@@ -1,9 +1,11 @@
 //! The per-run totals of a comparison: GPU time and its ratio to the baseline, busy share, span,
 //! steps, time per step and per sample, NCCL time, and why the GPUs were not busy (host wait,
-//! Tensor Core share, the top finding of `docs/analysis.md`).
+//! Tensor Core share, the top finding of `docs/analysis.md`) and the peak memory
+//! (`docs/memory.md`).
 
 use crate::format_duration;
 use egui::{Role, Ui, WidgetInfo};
+use warpscope_core::units::format_bytes;
 
 use super::CompareState;
 
@@ -11,7 +13,7 @@ pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
     let c = &state.comparison;
     egui::Grid::new("compare_totals")
         .striped(true)
-        .num_columns(13)
+        .num_columns(15)
         .spacing([18.0, 3.0])
         .show(ui, |ui| {
             for h in [
@@ -27,6 +29,8 @@ pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
                 "NCCL",
                 "Host wait",
                 "Tensor Cores",
+                "Peak alloc",
+                "Peak reserved",
                 "Top finding",
             ] {
                 ui.strong(h);
@@ -112,6 +116,9 @@ pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
                     why.map_or_else(|| "–".to_string(), |w| format!("{:.1}%", w.tensor_core_pct)),
                     "tensor cores",
                 );
+                let bytes = |b: Option<i64>| b.map_or_else(|| "–".to_string(), format_bytes);
+                cell(ui, bytes(run.peak_allocated_bytes), "peak allocated");
+                cell(ui, bytes(run.peak_reserved_bytes), "peak reserved");
                 cell(
                     ui,
                     why.and_then(|w| w.top_finding).unwrap_or("–").to_string(),
