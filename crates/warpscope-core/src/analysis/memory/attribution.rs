@@ -6,13 +6,14 @@
 //! operator), Python frames and runtime calls are not operators and are passed through. A snapshot has no threads: its record belongs to the
 //! outermost ATen operator of its stack (`at::_ops::convolution_backward::call` gives
 //! `aten::convolution_backward`), else to its innermost Python frame (`step (train.py:22)`).
-//! See `docs/memory.md`.
+//! In an Nsight Systems export the operators are the NVTX ranges of the thread that made the
+//! CUDA call. See `docs/memory.md`.
 
 use rustc_hash::FxHashMap;
 
 use crate::builder::enclosing_event;
 use crate::model::memory::{NO_STACK, NO_TRACK};
-use crate::model::{EventKind, EventRef, NO_PARENT, Profile};
+use crate::model::{EventKind, EventRef, MemorySource, NO_PARENT, Profile};
 
 /// Steps, which older traces record as operators, are not operators.
 const STEP_PREFIX: &str = "ProfilerStep#";
@@ -31,6 +32,9 @@ pub struct Attribution {
     starts: Vec<u32>,
     /// For each record, its innermost operator's event on the timeline, if it has one.
     events: Vec<Option<EventRef>>,
+    /// True when the operators are NVTX ranges (Nsight Systems), whose names say nothing
+    /// reliable about forward or backward.
+    pub(super) nvtx_ranges: bool,
 }
 
 impl Attribution {
@@ -70,11 +74,13 @@ impl Attribution {
 /// Works out the operators of every memory record of `profile`.
 pub fn attribute(profile: &Profile) -> Attribution {
     let ev = &profile.memory.events;
+    let nvtx_ranges = profile.memory.source == MemorySource::Nsys;
     let mut out = Attribution {
         names: vec![NO_OPERATOR.to_string()],
         chains: Vec::with_capacity(ev.len()),
         starts: Vec::with_capacity(ev.len() + 1),
         events: Vec::with_capacity(ev.len()),
+        nvtx_ranges,
     };
     let mut ids: FxHashMap<String, u32> = FxHashMap::default();
     let mut intern = |names: &mut Vec<String>, name: &str| -> u32 {
@@ -100,9 +106,15 @@ pub fn attribute(profile: &Profile) -> Attribution {
             let mut at = enclosing_event(e, ev.time_ns[i]);
             while let Some(j) = at {
                 let j = j as usize;
-                // Kineto before 1.9 recorded steps as operators.
-                if e.kind[j] == EventKind::CpuOp && !profile.str(e.name[j]).starts_with(STEP_PREFIX)
-                {
+                let operator = if nvtx_ranges {
+                    // NVTX ranges; a mark (no duration) contains nothing.
+                    e.kind[j] == EventKind::Nvtx && e.dur_ns[j] > 0
+                } else {
+                    // Kineto before 1.9 recorded steps as operators.
+                    e.kind[j] == EventKind::CpuOp
+                        && !profile.str(e.name[j]).starts_with(STEP_PREFIX)
+                };
+                if operator {
                     let id = intern(&mut out.names, profile.str(e.name[j]));
                     out.chains.push(id);
                     innermost = innermost.or(Some(EventRef {

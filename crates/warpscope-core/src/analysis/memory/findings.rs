@@ -60,10 +60,11 @@ pub struct MemoryFinding {
 }
 
 /// True if record `i`'s operators are outside the backward pass and the optimizer (and it has
-/// some).
+/// some). Never for NVTX ranges: their names do not say.
 pub(super) fn is_forward(attribution: &Attribution, i: usize) -> bool {
     let chain = attribution.chain(i);
-    chain.iter().any(|&o| o != 0)
+    !attribution.nvtx_ranges
+        && chain.iter().any(|&o| o != 0)
         && chain.iter().all(|&o| {
             let name = attribution.name(o);
             !(name.starts_with("autograd::")

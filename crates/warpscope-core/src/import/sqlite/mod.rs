@@ -5,6 +5,7 @@
 //! shared SELECTs, the time rule).
 
 mod nsys;
+mod nsys_memory;
 mod nvprof;
 
 mod cells;

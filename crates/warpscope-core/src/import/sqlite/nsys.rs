@@ -1,14 +1,15 @@
 //! Nsight Systems SQLite exports (`nsys export --type sqlite`, schemas 2.9 to 3.24 seen):
 //! `CUPTI_ACTIVITY_KIND_*` tables that exist only when they have data, names as ids into
 //! `StringIds`, timestamps on the capture's own clock, and packed global thread/process ids.
+//! CUDA memory usage (`CUDA_GPU_MEMORY_USAGE_EVENTS`) is read by `nsys_memory.rs`.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::{
     ActivityNames, Db, Strings, TIME_LIMIT_NS, Time, TimeCheck, Zero, add_missing_devices,
     copy_info, correlation, gpu_track, int, kernel_info, memory_kind_nsys, memset_info,
-    name_tracks, select_copies, select_kernels, select_memsets, stream_id, text, thread_track,
-    time, uint32, uint64, work_track,
+    name_tracks, nsys_memory, select_copies, select_kernels, select_memsets, stream_id, text,
+    thread_track, time, uint32, uint64, work_track,
 };
 use crate::builder::{ProfileBuilder, TrackId};
 use crate::import::{ImportError, Progress};
@@ -58,12 +59,12 @@ pub(super) fn recognise(db: &Db) -> bool {
 }
 
 /// Process id of a serialized global id (`globalPid` or `globalTid`).
-fn pid_of(global: i64) -> i64 {
+pub(super) fn pid_of(global: i64) -> i64 {
     (global >> 24) & 0xFF_FFFF
 }
 
 /// Thread id of a serialized global id.
-fn tid_of(global: i64) -> i64 {
+pub(super) fn tid_of(global: i64) -> i64 {
     global & 0xFF_FFFF
 }
 
@@ -93,7 +94,7 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
         pids: FxHashSet::default(),
         devices: FxHashSet::default(),
     };
-    const STEPS: u64 = 8;
+    const STEPS: u64 = 9;
     // The runtime table, as large as the kernel table in a real export, is read on a second
     // connection on another thread while this one reads the GPU tables; its builder is then
     // appended as if its rows had been pushed here after the GPU tables, so the profile is the
@@ -143,7 +144,9 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
         r.read_nvtx(&mut b, progress)?;
     }
     db.checkpoint(progress, 7, STEPS)?;
-    if !ACTIVITY_TABLES.iter().any(|t| db.has(t)) {
+    nsys_memory::read(db, &mut b, progress, &mut r.pids, &mut r.devices)?;
+    db.checkpoint(progress, 8, STEPS)?;
+    if !ACTIVITY_TABLES.iter().any(|t| db.has(t)) && !db.has(nsys_memory::MEMORY_USAGE) {
         b.warn(
             "sqlite_no_activity_tables",
             1,
