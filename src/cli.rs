@@ -343,6 +343,12 @@ pub struct LiveArgs {
     /// Nsight Compute, which serializes launches.
     #[arg(long)]
     no_queue: bool,
+    /// The longest one launch may run, in seconds, or `off`. A kernel still running then fails
+    /// its point ("did not finish within 10 s; it was stopped"), the rest of the sweep is not
+    /// run, and warpscope exits with 1 (ending the process is what stops the kernel). A batch
+    /// gets K times this. Default: 4 x --budget, at least 10 s (20 s).
+    #[arg(long, value_name = "SECONDS", value_parser = crate::live::parse_timeout)]
+    timeout: Option<crate::live::Timeout>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
     format: OutputFormat,
@@ -407,6 +413,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 no_cupti,
                 no_peaks,
                 no_queue,
+                timeout,
                 format,
             } = *live;
             if list {
@@ -440,9 +447,19 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 no_cupti,
                 no_peaks,
                 no_queue,
+                timeout: timeout.unwrap_or_default(),
                 progress: true,
             })?;
             emit(&report::live_run(&output.run, format, roofline)?)?;
+            if warpscope_live::context_abandoned() {
+                // The kernel still runs and no CUDA teardown can finish: only the process's
+                // end stops it and frees the GPU.
+                eprintln!(
+                    "warpscope: error: a kernel did not finish within its time limit; it was \
+                     stopped and the rest of the sweep was not run (see the table)"
+                );
+                warpscope_live::exit_now(1);
+            }
             if !output.run.all_checks_ok() {
                 eprintln!(
                     "warpscope: error: {}",

@@ -11,6 +11,47 @@ use warpscope_live::{
     parse_sizes,
 };
 
+/// `--timeout`: the longest one launch may run before its point fails and the sweep stops.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Timeout {
+    /// Derived from the budget ([`warpscope_live::default_timeout_s`]: 20 s for the default 5 s).
+    #[default]
+    Default,
+    /// No limit (`--timeout off`).
+    Off,
+    /// This many seconds (checked by [`parse_timeout`]).
+    Seconds(f64),
+}
+
+/// Parses `--timeout`: a positive number of seconds (`10`, `2.5`, `10s`), at most a day, or
+/// `off`.
+pub fn parse_timeout(text: &str) -> Result<Timeout, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("off") {
+        return Ok(Timeout::Off);
+    }
+    let number = text.strip_suffix('s').unwrap_or(text).trim();
+    let seconds: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds (write 10, 2.5 or off)"))?;
+    warpscope_live::timeout_ns(seconds)?;
+    Ok(Timeout::Seconds(seconds))
+}
+
+impl Timeout {
+    /// The limit in nanoseconds for a run whose budget is `budget_s` (`None`: no limit).
+    pub fn limit_ns(self, budget_s: f64) -> Result<Option<u64>> {
+        let seconds = match self {
+            Self::Off => return Ok(None),
+            Self::Default => warpscope_live::default_timeout_s(budget_s),
+            Self::Seconds(s) => s,
+        };
+        warpscope_live::timeout_ns(seconds)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("--timeout: {e}"))
+    }
+}
+
 /// What `warpscope live KERNEL ...` asked for.
 #[derive(Debug, Clone)]
 pub struct LiveOptions {
@@ -42,6 +83,8 @@ pub struct LiveOptions {
     pub no_peaks: bool,
     /// Do not queue timed launches behind a held stream.
     pub no_queue: bool,
+    /// The longest one launch may run.
+    pub timeout: Timeout,
     /// Print progress to stderr.
     pub progress: bool,
 }
@@ -114,7 +157,9 @@ fn check_writable(out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Runs the sweep and saves it if asked.
+/// Runs the sweep and saves it if asked. After a kernel that did not finish within the time
+/// limit ([`warpscope_live::context_abandoned`]), the caller must end the process with
+/// [`warpscope_live::exit_now`] once it has shown the results: that is what stops the kernel.
 pub fn run(opts: &LiveOptions) -> Result<LiveOutput> {
     let plan = plan(opts)?;
     // Fail before running for minutes if the output cannot be written, without touching a file
@@ -122,12 +167,14 @@ pub fn run(opts: &LiveOptions) -> Result<LiveOutput> {
     if let Some(out) = &opts.out {
         check_writable(out)?;
     }
+    let timeout_ns = opts.timeout.limit_ns(plan.budget_s)?;
     let progress = Arc::new(LiveProgress::default());
     let run_opts = RunOptions {
         measure_peaks: !opts.no_peaks,
         use_cupti: !opts.no_cupti,
         queue_ahead: !opts.no_queue,
         cupti_cost: opts.cupti_cost,
+        timeout_ns,
         profile_path: opts
             .out
             .clone()
@@ -160,4 +207,43 @@ pub fn run(opts: &LiveOptions) -> Result<LiveOutput> {
             .with_context(|| format!("cannot save the run to {}", out.display()))?;
     }
     Ok(output)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn the_timeout_is_seconds_or_off_and_defaults_to_four_budgets() {
+        assert_eq!(parse_timeout("10"), Ok(Timeout::Seconds(10.0)));
+        assert_eq!(parse_timeout("2.5s"), Ok(Timeout::Seconds(2.5)));
+        assert_eq!(parse_timeout("OFF"), Ok(Timeout::Off));
+        assert!(
+            parse_timeout("ten")
+                .unwrap_err()
+                .contains("not a number of seconds")
+        );
+        for bad in ["0", "-3", "inf", "NaN", "100000"] {
+            let err = parse_timeout(bad).unwrap_err();
+            assert!(err.starts_with("the time limit must be"), "{bad}: {err}");
+        }
+        assert_eq!(
+            Timeout::Default.limit_ns(5.0).unwrap(),
+            Some(20_000_000_000)
+        );
+        assert_eq!(
+            Timeout::Default.limit_ns(0.5).unwrap(),
+            Some(10_000_000_000)
+        );
+        assert_eq!(
+            Timeout::Default.limit_ns(60.0).unwrap(),
+            Some(240_000_000_000)
+        );
+        assert_eq!(
+            Timeout::Seconds(3.0).limit_ns(5.0).unwrap(),
+            Some(3_000_000_000)
+        );
+        assert_eq!(Timeout::Off.limit_ns(5.0).unwrap(), None);
+    }
 }

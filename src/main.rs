@@ -26,6 +26,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("warpscope: error: {}", warpscope::error_text(&e));
+            if warpscope_live::context_abandoned() {
+                // A kernel that never ended: no exit handler may wait for it.
+                warpscope_live::exit_now(1);
+            }
             ExitCode::FAILURE
         }
     }

@@ -837,6 +837,73 @@ fn on_a_gpu_a_faulting_kernel_fails_its_run_and_the_app_runs_the_next_one() {
 }
 
 #[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn on_a_gpu_a_kernel_that_never_ends_fails_at_the_limit_and_stop_ends_it_mid_launch() {
+    // Run like the test above, with `WARPSCOPE_LIVE_EXE` set.
+    if let Err(e) = warpscope_live::probe() {
+        panic!("this test needs an NVIDIA GPU and its driver: {e}");
+    }
+    assert!(
+        std::env::var_os("WARPSCOPE_LIVE_EXE").is_some(),
+        "set WARPSCOPE_LIVE_EXE to the warpscope binary"
+    );
+    let mut h = app_harness(vec![examples().join("hang.cu")]);
+    h.run_steps(3);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while h.query_by_label_contains("NVIDIA").is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        h.step();
+    }
+    let set = |h: &mut Harness<'_, WarpscopeApp>, kernel: &str, flag: u32, limit_s: f64| {
+        let live = &mut h.state_mut().live;
+        live.timeout_s = limit_s;
+        let form = live.source.as_mut().unwrap();
+        form.kernel = kernel.into();
+        form.args = format!("i32[N]={flag} f32[N]=0 i32=N");
+    };
+    // The child stops at the limit: its run opens with the point failed, the rest not run.
+    set(&mut h, "wait_for_flag", 0, 2.0);
+    h.run_steps(2);
+    h.get_by_label("Run").click();
+    wait_for_live_run(&mut h);
+    assert_eq!(h.state().tabs.len(), 1, "{:?}", h.state().live.error);
+    assert!(
+        h.query_all_by_label_contains("did not finish within 2 s; it was stopped")
+            .next()
+            .is_some(),
+        "the time limit is not shown"
+    );
+    // Stop, in the middle of a launch that would run for 600 s: the run's process ends now.
+    set(&mut h, "wait_for_flag", 0, 600.0);
+    h.run_steps(2);
+    h.get_by_label("Run").click();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(3) {
+        std::thread::sleep(Duration::from_millis(50));
+        h.step();
+    }
+    assert!(h.state().live.busy());
+    h.get_by_label("Stop").click();
+    let stopped = Instant::now();
+    wait_for_live_run(&mut h);
+    assert!(
+        stopped.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        stopped.elapsed()
+    );
+    assert_eq!(h.state().tabs.len(), 1);
+    assert_eq!(h.state().live.error, None);
+    // The GPU is free again: the same kernel, its flag set, runs to the end.
+    set(&mut h, "finish_flag", 1, 20.0);
+    h.run_steps(2);
+    h.get_by_label("Run").click();
+    wait_for_live_run(&mut h);
+    assert_eq!(h.state().tabs.len(), 2, "{:?}", h.state().live.error);
+    let run = h.state().tabs[1].live.as_ref().unwrap();
+    assert!(run.points.iter().all(|p| p.error.is_none()), "{run:?}");
+}
+
+#[test]
 fn a_saved_live_run_opens_with_its_results_table_and_plot() {
     let mut h = app_harness(vec![sample("live_vector_add_h100.json.gz")]);
     settle(&mut h);

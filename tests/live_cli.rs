@@ -494,3 +494,50 @@ fn a_batch_is_checked_before_the_gpu_and_a_batched_run_reopens() {
     );
     assert!(run.all_checks_ok());
 }
+
+/// `warpscope live --source examples/hang.cu --kernel wait_for_flag` with `more`.
+fn hang(more: &[&str]) -> Vec<String> {
+    user("hang.cu", "wait_for_flag", "i32[N]=0 f32[N]=0 i32=N", more)
+}
+
+#[test]
+fn the_time_limit_is_checked_before_the_gpu() {
+    // Not a positive number of seconds: a usage error from the argument parser.
+    for (bad, says) in [
+        ("0", "the time limit must be a positive number of seconds"),
+        ("-5", "the time limit must be a positive number of seconds"),
+        ("100000", "at most 86400"),
+        (
+            "ten",
+            "\"ten\" is not a number of seconds (write 10, 2.5 or off)",
+        ),
+    ] {
+        let args = hang(&[&format!("--timeout={bad}")]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let o = warpscope(&args);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert!(
+            err.contains("--timeout <SECONDS>") && err.contains(says),
+            "{bad}: {err}"
+        );
+    }
+    let o = warpscope(&["live", "--help"]);
+    let help = stdout(&o);
+    assert!(
+        help.contains("--timeout <SECONDS>") && help.contains("Default: 4 x --budget"),
+        "{help}"
+    );
+    if gpu_here() {
+        eprintln!("skipped the rest: this machine has a CUDA driver");
+        return;
+    }
+    // Right, or off: the only thing missing is the GPU.
+    for ok in ["10", "2.5s", "off"] {
+        fails_user(&hang(&["--timeout", ok]), "no CUDA driver found");
+    }
+    fails(
+        &["live", "vector_add", "--timeout", "3", "--budget", "1"],
+        "no CUDA driver found",
+    );
+}

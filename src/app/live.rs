@@ -1,6 +1,6 @@
 //! The Live lab window: pick a bundled kernel, sizes, configurations and block sizes, or drop a
 //! `.cu` file to time your own kernel; run it on the GPU off the UI thread, watch progress,
-//! cancel.
+//! stop it (mid-launch too: the run's process is ended).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -15,6 +15,9 @@ use warpscope_live::{
 
 use super::live_child::{ChildRun, live_exe, scratch_path};
 use super::live_source::{ERROR, SourceForm};
+
+/// `warpscope live`'s default `--budget`, which the window's runs use.
+const DEFAULT_BUDGET_S: f64 = 5.0;
 
 struct Running {
     progress: Arc<LiveProgress>,
@@ -39,6 +42,8 @@ pub struct LiveLab {
     warmup: u32,
     /// Launches per pair of CUDA events (`--batch`).
     batch: u32,
+    /// The longest one launch may run, in seconds (`--timeout`).
+    pub timeout_s: f64,
     use_cupti: bool,
     /// Time every point again with CUPTI paused.
     cupti_cost: bool,
@@ -65,6 +70,8 @@ impl Default for LiveLab {
             repeat: 5,
             warmup: 1,
             batch: 1,
+            // The command line's default for its default budget (the window has no budget).
+            timeout_s: warpscope_live::default_timeout_s(DEFAULT_BUDGET_S),
             use_cupti: true,
             cupti_cost: false,
             blocks: String::new(),
@@ -258,6 +265,8 @@ impl LiveLab {
             self.warmup.to_string().into(),
             "--batch".into(),
             self.batch.to_string().into(),
+            "--timeout".into(),
+            self.timeout_s.to_string().into(),
             "--format".into(),
             "json".into(),
         ]);
@@ -385,7 +394,14 @@ impl LiveLab {
                     running.progress.status()
                 )),
             );
-            if ui.button("Cancel").clicked() {
+            if ui
+                .button("Stop")
+                .on_hover_text(
+                    "Stops the run now, mid-launch too: its process is ended, which is what \
+                     stops a kernel on the GPU",
+                )
+                .clicked()
+            {
                 running.progress.cancel();
             }
         } else {
@@ -475,6 +491,19 @@ impl LiveLab {
                          on its own, cold L2)",
                     );
                 ui.end_row();
+                let label = ui.label("Time limit per launch (s)");
+                ui.add(
+                    egui::DragValue::new(&mut self.timeout_s)
+                        .range(0.1..=86_400.0)
+                        .speed(1.0),
+                )
+                .labelled_by(label.id)
+                .on_hover_text(
+                    "A launch still running after this long fails its point (\"did not finish \
+                     within …; it was stopped\"), the rest of the sweep is not run, and the run's \
+                     process is ended, which frees the GPU. A batch gets K times this.",
+                );
+                ui.end_row();
                 ui.label("");
                 ui.checkbox(&mut self.use_cupti, "Collect CUPTI activity records");
                 ui.end_row();
@@ -508,5 +537,24 @@ mod tests {
         assert_eq!(args[at + 1], "20");
         lab.batch = 0;
         assert!(lab.plan().unwrap_err().contains("--batch 0"));
+    }
+
+    #[test]
+    fn the_forms_time_limit_reaches_the_command_line() {
+        let mut lab = LiveLab::default();
+        let value = |lab: &LiveLab| {
+            let (args, _, _) = lab.cli_args().unwrap();
+            let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
+            let at = args.iter().position(|a| a == "--timeout").unwrap();
+            args[at + 1].clone()
+        };
+        // The command line's default for its default budget.
+        assert_eq!(value(&lab), "20");
+        lab.timeout_s = 2.5;
+        assert_eq!(value(&lab), "2.5");
+        assert_eq!(
+            crate::live::parse_timeout(&value(&lab)),
+            Ok(crate::live::Timeout::Seconds(2.5))
+        );
     }
 }

@@ -145,6 +145,10 @@ impl Blas {
 
 impl Drop for Blas {
     fn drop(&mut self) {
+        if crate::context_abandoned() {
+            // A kernel of the context may never end (see `Gpu`'s drop).
+            return;
+        }
         // SAFETY: created by cublasCreate, destroyed once.
         let _ = unsafe { cudarc::cublas::sys::cublasDestroy_v2(self.0) };
     }

@@ -62,6 +62,48 @@ pub enum LiveError {
     /// The user cancelled the run.
     #[error("cancelled")]
     Cancelled,
+    /// GPU work ran past the run's time limit (`--timeout`). It cannot be cancelled inside the
+    /// process: the context is abandoned and only ending the process frees the GPU.
+    #[error("{what} did not finish within {}; it was stopped", format_limit_ns(*limit_ns))]
+    Timeout {
+        /// What was waited for (`the kernel`, `the batch of 20 launches`).
+        what: String,
+        /// The time limit it had, in nanoseconds.
+        limit_ns: u64,
+    },
+    /// An earlier run of this process hit its time limit: its kernel may still be running, and
+    /// no CUDA call of this process can be trusted to return.
+    #[error(
+        "an earlier kernel of this process did not finish within its time limit; the GPU is \
+         unusable until the process ends"
+    )]
+    Abandoned,
+}
+
+/// A time limit for messages: `10 s`, `2.5 s`, `500 ms`.
+pub fn format_limit_ns(limit_ns: u64) -> String {
+    if limit_ns >= 1_000_000_000 {
+        let s = limit_ns as f64 / 1e9;
+        if limit_ns.is_multiple_of(1_000_000_000) {
+            format!("{s:.0} s")
+        } else {
+            format!("{} s", trim_zeros(&format!("{s:.3}")))
+        }
+    } else {
+        format!(
+            "{} ms",
+            trim_zeros(&format!("{:.3}", limit_ns as f64 / 1e6))
+        )
+    }
+}
+
+/// `2.500` → `2.5`, `3.000` → `3`.
+fn trim_zeros(text: &str) -> &str {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        text
+    }
 }
 
 /// Driver errors after which the context is unusable until it is destroyed: a kernel faulted.
@@ -83,6 +125,12 @@ impl LiveError {
     /// a failed `assert`): nothing more can run in it.
     pub fn is_sticky(&self) -> bool {
         matches!(self, Self::Driver { message, .. } if STICKY.iter().any(|s| message.starts_with(s)))
+    }
+
+    /// True when nothing more can run in this process's CUDA context: a fault
+    /// ([`LiveError::is_sticky`]) or a kernel that did not finish within the time limit.
+    pub fn ends_the_context(&self) -> bool {
+        self.is_sticky() || matches!(self, Self::Timeout { .. } | Self::Abandoned)
     }
 
     pub(crate) fn driver(call: impl Into<String>, err: cudarc::driver::DriverError) -> Self {

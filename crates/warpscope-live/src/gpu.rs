@@ -7,6 +7,7 @@
 
 use std::ffi::{CString, c_void};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use cudarc::driver::result;
 use cudarc::driver::sys::{
@@ -16,6 +17,12 @@ use cudarc::driver::sys::{
 use serde::{Deserialize, Serialize};
 
 use crate::error::LiveError;
+use crate::watchdog::{abandon, context_abandoned};
+
+/// A wait polls without sleeping for this long, then sleeps [`WAIT_NAP`] between polls.
+const WAIT_SPIN: Duration = Duration::from_millis(2);
+/// The pause between two polls of a long wait.
+const WAIT_NAP: Duration = Duration::from_micros(100);
 
 /// What a compiled function uses, from its attributes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -283,11 +290,16 @@ pub(crate) struct Gpu {
     pub(crate) l2_bytes: u64,
     /// Resident threads one SM can hold.
     pub(crate) max_threads_per_sm: u32,
+    /// The longest [`Gpu::sync`] waits before it gives up and abandons the context.
+    time_limit_ns: Option<u64>,
 }
 
 impl Gpu {
     /// Opens GPU 0 (call [`probe`] first).
     pub(crate) fn open() -> Result<Self, LiveError> {
+        if context_abandoned() {
+            return Err(LiveError::Abandoned);
+        }
         let facts = probe()?;
         let dev = result::device::get(0).map_err(|e| LiveError::driver("cuDeviceGet", e))?;
         // SAFETY: `dev` is a valid device; the context is released in Drop.
@@ -334,7 +346,18 @@ impl Gpu {
             modules: Vec::new(),
             l2_bytes: u64::try_from(l2).unwrap_or(0),
             max_threads_per_sm: u32::try_from(per_sm).unwrap_or(0),
+            time_limit_ns: None,
         })
+    }
+
+    /// Sets how long [`Gpu::sync`] waits (`None`: as long as it takes).
+    pub(crate) fn set_time_limit(&mut self, limit_ns: Option<u64>) {
+        self.time_limit_ns = limit_ns;
+    }
+
+    /// The time limit of one wait for one operation.
+    pub(crate) fn time_limit_ns(&self) -> Option<u64> {
+        self.time_limit_ns
     }
 
     /// The context's id (as CUPTI reports it).
@@ -495,11 +518,57 @@ impl Gpu {
             .map_err(|e| LiveError::driver("cuLaunchKernel", e))
     }
 
-    /// Waits for the stream.
+    /// Waits for the stream, within the time limit when one is set (see [`Gpu::sync_within`]).
     pub(crate) fn sync(&self) -> Result<(), LiveError> {
-        // SAFETY: `stream` is live.
-        unsafe { result::stream::synchronize(self.stream) }
-            .map_err(|e| LiveError::driver("cuStreamSynchronize", e))
+        match self.time_limit_ns {
+            Some(limit_ns) => self.sync_within("the kernel", limit_ns, limit_ns),
+            None => {
+                // SAFETY: `stream` is live.
+                unsafe { result::stream::synchronize(self.stream) }
+                    .map_err(|e| LiveError::driver("cuStreamSynchronize", e))
+            }
+        }
+    }
+
+    /// Waits for the stream for at most `wait_ns`, polling it (`cuStreamQuery`). Past that, the
+    /// work still running cannot be cancelled and every later call could wait for it: the
+    /// context is abandoned (see [`crate::context_abandoned`]) and the answer is
+    /// [`LiveError::Timeout`] for `what`, which had a limit of `limit_ns` (per launch: a batch
+    /// of K launches waits K limits).
+    pub(crate) fn sync_within(
+        &self,
+        what: &str,
+        wait_ns: u64,
+        limit_ns: u64,
+    ) -> Result<(), LiveError> {
+        let start = Instant::now();
+        let wait = Duration::from_nanos(wait_ns);
+        loop {
+            // SAFETY: `stream` is live; the call only reads its state.
+            match unsafe { sys::cuStreamQuery(self.stream) } {
+                sys::CUresult::CUDA_SUCCESS => return Ok(()),
+                sys::CUresult::CUDA_ERROR_NOT_READY => {}
+                err => {
+                    return Err(LiveError::driver(
+                        "cuStreamQuery",
+                        cudarc::driver::DriverError(err),
+                    ));
+                }
+            }
+            let waited = start.elapsed();
+            if waited >= wait {
+                abandon();
+                return Err(LiveError::Timeout {
+                    what: what.to_string(),
+                    limit_ns,
+                });
+            }
+            if waited < WAIT_SPIN {
+                std::hint::spin_loop();
+            } else {
+                std::thread::sleep(WAIT_NAP);
+            }
+        }
     }
 
     /// Allocates `bytes` of device memory.
@@ -636,6 +705,11 @@ impl Gpu {
 
 impl Drop for Gpu {
     fn drop(&mut self) {
+        if context_abandoned() {
+            // A kernel may still run: every call below would wait for it. The process's end
+            // frees all of it.
+            return;
+        }
         // SAFETY: the handles were created by `open`/`compile` and are released once; errors
         // at teardown have nowhere to go.
         unsafe {
@@ -664,6 +738,9 @@ impl Event {
 
 impl Drop for Event {
     fn drop(&mut self) {
+        if context_abandoned() {
+            return;
+        }
         // SAFETY: created by cuEventCreate, destroyed once.
         let _ = unsafe { result::event::destroy(self.0) };
     }
@@ -677,6 +754,10 @@ pub(crate) struct DeviceBuffer {
 
 impl Drop for DeviceBuffer {
     fn drop(&mut self) {
+        if context_abandoned() {
+            // Freeing waits for the kernel that never ended (see `Gpu`'s drop).
+            return;
+        }
         // SAFETY: allocated by cuMemAlloc, freed once (synchronising: no launch can still use it).
         let _ = unsafe { result::free_sync(self.ptr) };
     }
@@ -700,6 +781,10 @@ impl ManagedBuffer {
 
 impl Drop for ManagedBuffer {
     fn drop(&mut self) {
+        if context_abandoned() {
+            // Freeing waits for the kernel that never ended (see `Gpu`'s drop).
+            return;
+        }
         // SAFETY: allocated by cuMemAllocManaged, freed once.
         let _ = unsafe { result::free_sync(self.ptr) };
     }
@@ -759,6 +844,10 @@ impl HostFlag {
 
 impl Drop for HostFlag {
     fn drop(&mut self) {
+        if context_abandoned() {
+            // Freeing waits for the kernel that never ended (see `Gpu`'s drop).
+            return;
+        }
         // SAFETY: allocated by cuMemHostAlloc, freed once.
         let _ = unsafe { result::free_host(self.host) };
     }
@@ -780,6 +869,10 @@ impl PinnedBuffer {
 
 impl Drop for PinnedBuffer {
     fn drop(&mut self) {
+        if context_abandoned() {
+            // Freeing waits for the kernel that never ended (see `Gpu`'s drop).
+            return;
+        }
         // SAFETY: allocated by cuMemHostAlloc, freed once.
         let _ = unsafe { result::free_host(self.ptr) };
     }

@@ -23,12 +23,14 @@ mod results;
 mod roofline;
 mod runner;
 pub mod user;
+#[allow(unsafe_code)] // `_exit`, to end a process whose kernel never ends: the block says why.
+mod watchdog;
 
 pub use catalog::{
     CATALOG, ConfigSpec, KernelId, KernelSpec, Math, Memory, Metric, SizeUnit, Target, USER_KERNEL,
     Work, kernel,
 };
-pub use error::LiveError;
+pub use error::{LiveError, format_limit_ns};
 pub use gpu::{DeviceFacts, Occupancy, Resources, probe};
 pub use plan::{MAX_BATCH, Point, SweepPlan, format_size, parse_sizes, per_launch_ns};
 pub use profile::{EventSpan, GpuOp, GpuOpKind, HostSpan, Recording, build_profile};
@@ -37,3 +39,7 @@ pub use results::{LiveRun, Peaks, PointResult, RESULTS_DETAIL_KEY, median_ns};
 pub use roofline::{Bound, RooflinePoint, roof};
 pub use runner::{LiveOutput, LiveProgress, RunOptions, run_sweep};
 pub use user::{UserInfo, UserKernel, UserRequest, parse_blocks};
+pub use watchdog::{
+    MIN_DEFAULT_TIMEOUT_S, TIMEOUT_BUDGETS, context_abandoned, default_timeout_s, exit_now,
+    timeout_ns,
+};

@@ -1,13 +1,16 @@
 //! On a machine with a GPU (`cargo test -p warpscope-live --test gpu -- --ignored`): a user kernel that faults is reported as a failed
 //! point (the rest of its sweep as not run), and a later run in the same process fails with a
 //! message rather than a crash; a buggy kernel is caught by `--check-against`; a batch launches
-//! its kernel K times per sample and the check still reads one launch.
+//! its kernel K times per sample and the check still reads one launch; a kernel that never ends
+//! fails its point at the time limit and, once its process ended, the GPU runs the next one.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use warpscope_live::{
-    LiveProgress, RunOptions, SweepPlan, UserKernel, UserRequest, kernel, probe, run_sweep,
+    LiveError, LiveProgress, RunOptions, SweepPlan, UserKernel, UserRequest, context_abandoned,
+    exit_now, kernel, probe, run_sweep,
 };
 
 /// `examples/NAME` of the repository (`WARPSCOPE_EXAMPLES` names the folder where the test binary
@@ -137,5 +140,95 @@ fn a_batch_launches_k_times_per_sample_and_the_check_reads_one_launch() {
         assert!(p.check.unwrap().ok, "CUPTI {use_cupti}: {:?}", p.check);
         // One warm-up batch and 3 timed batches of 20, then the single check launch.
         assert_eq!(launches(&out.profile, "saxpy"), 81, "CUPTI {use_cupti}");
+    }
+}
+
+/// `examples/hang.cu`'s `name` over 1M and 2M, its flag (the first buffer) starting at `flag`.
+fn hang_plan(name: &str, flag: &str) -> SweepPlan {
+    let req = UserRequest {
+        source: example("hang.cu"),
+        kernel: name.into(),
+        args: format!("i32[N]={flag} f32[N]=0 i32=N"),
+        ..UserRequest::default()
+    };
+    let user = UserKernel::from_request(&req).unwrap();
+    SweepPlan::for_user(user, Some(&[1_000_000, 2_000_000]), &[], 3, 1).unwrap()
+}
+
+/// Set in the process a kernel that never ends runs in (see below).
+const HANG_CHILD: &str = "WARPSCOPE_GPU_TEST_HANG_CHILD";
+
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn a_kernel_that_never_ends_fails_its_point_at_the_limit_and_the_next_process_runs() {
+    if std::env::var_os(HANG_CHILD).is_some() {
+        // The process the kernel never ends in. Only its end stops the kernel, and no exit
+        // handler may wait for it: it ends with `exit_now`, 0 when every check passed.
+        let checks = std::panic::catch_unwind(|| {
+            let opts = RunOptions {
+                timeout_ns: Some(2_000_000_000),
+                ..gpu_options()
+            };
+            let start = Instant::now();
+            let out = run_sweep(
+                &hang_plan("wait_for_flag", "0"),
+                &opts,
+                &LiveProgress::default(),
+            )
+            .unwrap();
+            let took = start.elapsed();
+            let points = &out.run.points;
+            assert_eq!(
+                points[0].error.as_deref(),
+                Some("the kernel did not finish within 2 s; it was stopped")
+            );
+            let rest = points[1].error.as_deref().unwrap();
+            assert!(
+                rest.starts_with("not run: an earlier kernel did not finish"),
+                "{rest}"
+            );
+            assert!(!out.run.all_checks_ok() && context_abandoned());
+            // The warm-up launch hangs: the limit and the setup, far from forever.
+            assert!(took < Duration::from_secs(60), "{took:?}");
+            eprintln!("the sweep with a kernel that never ends took {took:?}");
+            // Nothing more runs in this process, and saying so does not wait for the kernel.
+            let err = run_sweep(
+                &hang_plan("finish_flag", "1"),
+                &opts,
+                &LiveProgress::default(),
+            )
+            .unwrap_err();
+            assert!(matches!(err, LiveError::Abandoned), "{err}");
+        });
+        exit_now(i32::from(checks.is_err()));
+    }
+    let name = "a_kernel_that_never_ends_fails_its_point_at_the_limit_and_the_next_process_runs";
+    let start = Instant::now();
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            name,
+            "--test-threads=1",
+            "--nocapture",
+        ])
+        .env(HANG_CHILD, "1")
+        .status()
+        .unwrap();
+    assert!(status.success(), "the test's own process failed: {status}");
+    eprintln!("its process ended after {:?}", start.elapsed());
+    // The GPU is free again: the same kernel with its flag set runs in this process.
+    let opts = RunOptions {
+        timeout_ns: Some(10_000_000_000),
+        ..gpu_options()
+    };
+    let out = run_sweep(
+        &hang_plan("finish_flag", "1"),
+        &opts,
+        &LiveProgress::default(),
+    )
+    .unwrap();
+    for p in &out.run.points {
+        assert_eq!((p.error.as_deref(), p.event_ns.len()), (None, 3), "{p:?}");
     }
 }

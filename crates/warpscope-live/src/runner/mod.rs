@@ -26,6 +26,7 @@ use crate::plan::{Point, SweepPlan, format_size, per_launch_ns};
 use crate::profile::{EventSpan, GpuOp, GpuOpKind, HostSpan, Recording, build_profile};
 use crate::reference::Rng;
 use crate::results::{LiveRun, Peaks, PointResult, median_ns, per_second};
+use crate::watchdog::{Watchdog, context_abandoned};
 use cudarc::driver::sys::CUfunction;
 use records::attribute;
 
@@ -44,6 +45,9 @@ const PEAK_RUNS: usize = 7;
 const PEAK_WARMUPS: usize = 2;
 /// Peak measurements: the D2D copy, cuBLAS SGEMM and the two tensor-op GEMMs.
 const PEAK_MEASUREMENTS: usize = 4;
+/// After a time limit was hit, how long gathering CUPTI's records may take before the backstop
+/// ends the process.
+const FINISH_AFTER_TIMEOUT_NS: u64 = 10_000_000_000;
 
 /// How a run is made.
 #[derive(Clone, Debug)]
@@ -62,6 +66,15 @@ pub struct RunOptions {
     /// Time every point a second time with CUPTI's collection paused, to show what tracing
     /// costs each launch.
     pub cupti_cost: bool,
+    /// The longest one launch may run, in nanoseconds (a batch of K launches gets K times
+    /// this); `None` waits as long as it takes. Past it the point fails with
+    /// [`LiveError::Timeout`], the rest of the sweep is not run and the CUDA context is
+    /// abandoned: a kernel that never ends cannot be cancelled, so the caller must end the
+    /// process ([`crate::exit_now`]) once it has the results, which is what frees the GPU.
+    /// With a limit, a thread also ends the process (exit status 1, a message on stderr) if
+    /// the host itself stays blocked in a CUDA call 5 s past a limit (a launch queue full
+    /// behind a kernel that never ends).
+    pub timeout_ns: Option<u64>,
 }
 
 impl Default for RunOptions {
@@ -72,6 +85,7 @@ impl Default for RunOptions {
             profile_path: PathBuf::from("live run"),
             queue_ahead: true,
             cupti_cost: false,
+            timeout_ns: None,
         }
     }
 }
@@ -208,7 +222,30 @@ struct Lab<'a> {
     cupti_cost: bool,
     /// CUPTI is paused: launches are neither tagged nor attributed.
     cupti_paused: bool,
+    /// The backstop for waits the host cannot leave (with a time limit only).
+    watchdog: Option<Watchdog>,
     gpu: Gpu,
+}
+
+/// A failed point's error text, and what the rest of the sweep says when the failure left the
+/// CUDA context unusable (a fault, or a kernel that did not finish within the time limit).
+pub(crate) fn failure_text(e: &LiveError) -> (String, Option<&'static str>) {
+    if matches!(e, LiveError::Timeout { .. } | LiveError::Abandoned) {
+        (
+            e.to_string(),
+            Some(
+                "not run: an earlier kernel did not finish within the time limit and was \
+                 stopped",
+            ),
+        )
+    } else if e.is_sticky() {
+        (
+            format!("the kernel faulted: {e}"),
+            Some("not run: an earlier point faulted and left the CUDA context unusable"),
+        )
+    } else {
+        (e.to_string(), None)
+    }
 }
 
 /// Runs `plan` on GPU 0. Fails with [`LiveError::NoDriver`] on a machine without CUDA.
@@ -254,7 +291,8 @@ pub fn run_sweep(
     } else {
         (None, Some("CUPTI not requested".to_string()))
     };
-    let gpu = Gpu::open()?;
+    let mut gpu = Gpu::open()?;
+    gpu.set_time_limit(opts.timeout_ns);
     let t0 = Instant::now();
     // Only ask CUPTI for its clock when it is loaded: cudarc panics on a missing library.
     let cupti_t0 = collector.as_ref().and_then(|_| Collector::now_ns());
@@ -283,6 +321,7 @@ pub fn run_sweep(
         hold_timeouts: 0,
         cupti_cost: opts.cupti_cost,
         cupti_paused: false,
+        watchdog: opts.timeout_ns.map(|_| Watchdog::ending_the_process()),
     };
     let timing = lab.gpu.compile(TIMING_SOURCE, "timing.cu")?;
     let flush_bytes = (2 * lab.gpu.l2_bytes).max(64 << 20);
@@ -334,8 +373,10 @@ pub fn run_sweep(
     };
     // A point that fails is recorded as failed when the sweep is the user's or sweeps blocks;
     // after a fault (a sticky error) the context is unusable, so the rest are not run.
+    // A kernel that did not finish within the time limit ends the sweep the same way, whatever
+    // the sweep.
     let tolerant = plan.user.is_some() || !plan.blocks.is_empty();
-    let mut broken = false;
+    let mut broken: Option<&'static str> = None;
     let mut last_group = None;
     for point in plan.points() {
         let index = points.len();
@@ -346,36 +387,38 @@ pub fn run_sweep(
             plan.warmup
         };
         last_group = Some(group);
-        if broken {
+        if let Some(reason) = broken {
             let mut failed = lab.point_result(plan, point);
-            failed.error = Some(
-                "not run: an earlier point faulted and left the CUDA context \
-                                 unusable"
-                    .into(),
-            );
+            failed.error = Some(reason.into());
             points.push(failed);
             continue;
         }
         match lab.run_point(plan, module, user_module.as_ref(), point, index, warmup) {
             Ok(result) => points.push(result),
-            Err(e) if tolerant && !matches!(e, LiveError::Cancelled) => {
+            Err(e) if (tolerant || e.ends_the_context()) && !matches!(e, LiveError::Cancelled) => {
                 // A sticky error poisons every later CUDA call of this process (CUDA's rule:
-                // only a new process recovers), so the rest are not run.
-                broken = e.is_sticky();
+                // only a new process recovers), and a kernel that never ends holds the context
+                // until the process ends, so the rest are not run.
+                let (text, rest) = failure_text(&e);
+                broken = rest;
                 let mut failed = lab.point_result(plan, point);
-                failed.error = Some(if broken {
-                    format!("the kernel faulted: {e}")
-                } else {
-                    e.to_string()
-                });
+                failed.error = Some(text);
                 points.push(failed);
             }
             Err(e) => return Err(e),
         }
     }
-    if !broken {
+    if broken.is_none() {
         lab.gpu.sync()?;
     }
+    // Should CUPTI's flush wait for the kernel that never ended, the backstop ends the process.
+    let _finishing = match (&lab.watchdog, context_abandoned()) {
+        (Some(dog), true) => Some(dog.arm(
+            FINISH_AFTER_TIMEOUT_NS,
+            lab.gpu.time_limit_ns().unwrap_or(0),
+        )),
+        _ => None,
+    };
 
     // Gather CUPTI's records and attribute them to the timed launches.
     let mut rec = Recording {
@@ -526,6 +569,14 @@ impl Lab<'_> {
     ) -> Result<i64, LiveError> {
         self.check_cancel()?;
         let batch = batch.max(1);
+        let limit_ns = self.gpu.time_limit_ns();
+        // Disarmed when dropped, on every way out of this function.
+        let armed = match (&self.watchdog, limit_ns) {
+            (Some(dog), Some(limit)) => {
+                Some(dog.arm(limit.saturating_mul(u64::from(batch)), limit))
+            }
+            _ => None,
+        };
         let id = self.next_id;
         self.next_id += 1;
         let (start, end) = (self.gpu.event()?, self.gpu.event()?);
@@ -562,6 +613,13 @@ impl Lab<'_> {
         let mut calls = Vec::with_capacity(batch as usize);
         let launched = recorded_start.and_then(|()| {
             for i in 0..batch {
+                if i >= HOLD_QUEUE_LAUNCHES
+                    && let (Some(armed), Some(limit)) = (&armed, limit_ns)
+                {
+                    // A launch call blocks while CUDA's queue is full, until an earlier launch
+                    // ends: each may wait one launch's limit.
+                    armed.rearm(limit);
+                }
                 let api_start = self.now_ns();
                 f(&self.gpu)?;
                 calls.push((api_start, self.now_ns()));
@@ -584,7 +642,22 @@ impl Lab<'_> {
         }
         launched?;
         recorded?;
-        self.gpu.sync()?;
+        match limit_ns {
+            Some(limit) => {
+                if let Some(armed) = &armed {
+                    armed.rearm(limit.saturating_mul(u64::from(batch)));
+                }
+                let what = match (&op.kind, batch) {
+                    (_, 2..) => format!("the batch of {batch} launches"),
+                    (GpuOpKind::Kernel { .. }, _) => "the kernel".to_string(),
+                    (GpuOpKind::Copy { .. }, _) => "the copy".to_string(),
+                    (GpuOpKind::Memset { .. }, _) => "the memset".to_string(),
+                };
+                self.gpu
+                    .sync_within(&what, limit.saturating_mul(u64::from(batch)), limit)?;
+            }
+            None => self.gpu.sync()?,
+        }
         if held.is_some_and(HostFlag::timed_out) {
             self.hold_timeouts += 1;
         }
@@ -982,5 +1055,43 @@ fn kernel_op(api: &'static str, name: &str, grid: [u32; 3], block: [u32; 3]) -> 
             static_shared: None,
             dynamic_shared: None,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_fails_its_point_and_the_rest_are_not_run() {
+        let timeout = LiveError::Timeout {
+            what: "the kernel".into(),
+            limit_ns: 10_000_000_000,
+        };
+        let (text, rest) = failure_text(&timeout);
+        assert_eq!(
+            text,
+            "the kernel did not finish within 10 s; it was stopped"
+        );
+        assert_eq!(
+            rest,
+            Some("not run: an earlier kernel did not finish within the time limit and was stopped")
+        );
+        let fault = LiveError::Driver {
+            call: "cuStreamQuery".into(),
+            message: "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access)".into(),
+        };
+        let (text, rest) = failure_text(&fault);
+        assert!(
+            text.starts_with("the kernel faulted: CUDA cuStreamQuery failed"),
+            "{text}"
+        );
+        assert!(
+            rest.unwrap()
+                .starts_with("not run: an earlier point faulted")
+        );
+        // Other failures end only their point.
+        let (text, rest) = failure_text(&LiveError::Plan("too many threads".into()));
+        assert_eq!((text.as_str(), rest), ("too many threads", None));
     }
 }
