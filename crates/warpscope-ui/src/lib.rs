@@ -8,6 +8,7 @@ pub mod compare;
 pub mod fleet;
 pub mod insights;
 pub mod memory;
+pub mod memory_blocks;
 pub mod range_stats;
 pub mod tables;
 pub mod timeline;

@@ -15,6 +15,7 @@ use warpscope_core::names::short_name;
 use warpscope_core::units::format_bytes;
 use warpscope_core::{Profile, TimeRange};
 
+use crate::memory_blocks::{ActiveMemory, active_memory_ui, segments_ui};
 use crate::timeline::TimelineState;
 use crate::timeline::layout::device_title;
 use crate::{ProfileKey, Selection};
@@ -28,6 +29,8 @@ const TOP: usize = 15;
 pub struct MemoryState {
     attribution: Option<(ProfileKey, Attribution)>,
     report: Option<((ProfileKey, TimeRange), MemoryReport)>,
+    /// The active-memory layout of each device, made when first shown.
+    active: Vec<(MemoryDevice, ActiveMemory)>,
 }
 
 impl MemoryState {
@@ -41,6 +44,7 @@ impl MemoryState {
         if self.attribution.as_ref().is_none_or(|(k, _)| *k != key) {
             self.attribution = Some((key, attribute(profile)));
             self.report = None;
+            self.active.clear();
         }
         if self
             .report
@@ -84,6 +88,7 @@ pub fn memory_ui(
     let (Some((_, report)), Some((_, ops))) = (&state.report, &state.attribution) else {
         return;
     };
+    let active = &mut state.active;
     ui.weak(match report.source {
         MemorySource::AllocatorSnapshot => {
             "From the allocator snapshot: totals replayed from its trace, anchored on its segments \
@@ -111,6 +116,7 @@ pub fn memory_ui(
                     continue;
                 }
                 device_ui(ui, profile, ops, d, &mut jump);
+                blocks_ui(ui, profile, ops, d.device, active);
                 ui.separator();
             }
             operators_ui(ui, report, &mut jump);
@@ -131,6 +137,34 @@ pub fn memory_ui(
             }
         }
         None => {}
+    }
+}
+
+/// The active-memory timeline of `device` (laid out when first opened) and, for a snapshot,
+/// its segments at the end.
+fn blocks_ui(
+    ui: &mut Ui,
+    profile: &Profile,
+    ops: &Attribution,
+    device: MemoryDevice,
+    active: &mut Vec<(MemoryDevice, ActiveMemory)>,
+) {
+    let id = format!("{device:?}");
+    egui::CollapsingHeader::new("Active memory timeline (every allocation a band)")
+        .id_salt(("active_memory", &id))
+        .default_open(profile.memory.source == MemorySource::AllocatorSnapshot)
+        .show(ui, |ui| {
+            if !active.iter().any(|(d, _)| *d == device) {
+                active.push((device, ActiveMemory::new(profile, device)));
+            }
+            if let Some((_, layout)) = active.iter().find(|(d, _)| *d == device) {
+                active_memory_ui(ui, profile, ops, layout);
+            }
+        });
+    if profile.memory.segments.iter().any(|s| s.device == device) {
+        egui::CollapsingHeader::new("Segments at the end of the snapshot")
+            .id_salt(("segments", &id))
+            .show(ui, |ui| segments_ui(ui, profile, device));
     }
 }
 
