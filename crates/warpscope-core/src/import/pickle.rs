@@ -83,23 +83,43 @@ impl Value {
 }
 
 /// A pickle read into memory: the root value and the arenas its values point into.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Pickle {
-    pub(crate) root: Option<Value>,
+    pub(crate) root: Packed,
     pub(crate) protocol: u8,
     pub(crate) strs: Vec<Box<str>>,
     pub(crate) bytes: Vec<Box<[u8]>>,
     pub(crate) bigints: Vec<Box<[u8]>>,
-    pub(crate) seqs: Vec<Vec<Value>>,
-    pub(crate) dicts: Vec<Vec<(Value, Value)>>,
+    pub(crate) wide_ints: Vec<i64>,
+    pub(crate) floats: Vec<f64>,
+    pub(crate) seqs: Arena<Packed>,
+    pub(crate) dicts: Arena<(Packed, Packed)>,
     pub(crate) lossy_strings: u64,
     pub(crate) trailing_bytes: u64,
+}
+
+impl Default for Pickle {
+    fn default() -> Self {
+        Self {
+            root: Packed::NONE,
+            protocol: 0,
+            strs: Vec::new(),
+            bytes: Vec::new(),
+            bigints: Vec::new(),
+            wide_ints: Vec::new(),
+            floats: Vec::new(),
+            seqs: Arena::default(),
+            dicts: Arena::default(),
+            lossy_strings: 0,
+            trailing_bytes: 0,
+        }
+    }
 }
 
 impl Pickle {
     /// The value the pickle stores (what `pickle.loads` returns).
     pub fn root(&self) -> Value {
-        self.root.unwrap_or(Value::None)
+        self.value(self.root)
     }
 
     /// The highest protocol the pickle declared (`PROTO`), 0 if none.
@@ -168,31 +188,35 @@ impl Pickle {
     }
 
     /// The items of a list, tuple, set or frozenset.
-    pub fn items(&self, v: Value) -> Option<&[Value]> {
-        match v {
+    pub fn items(&self, v: Value) -> Option<Items<'_>> {
+        let raw = match v {
             Value::List(i) | Value::Tuple(i) | Value::Set(i) | Value::FrozenSet(i) => {
-                self.seqs.get(i as usize).map(Vec::as_slice)
+                self.seqs.get(i)?
             }
-            _ => None,
-        }
+            _ => return None,
+        };
+        Some(Items {
+            pk: self,
+            raw: raw.iter(),
+        })
     }
 
     /// The (key, value) pairs of a dict, in insertion order.
-    pub fn dict(&self, v: Value) -> Option<&[(Value, Value)]> {
-        match v {
-            Value::Dict(i) => self.dicts.get(i as usize).map(Vec::as_slice),
-            _ => None,
-        }
+    pub fn dict(&self, v: Value) -> Option<Pairs<'_>> {
+        let Value::Dict(i) = v else { return None };
+        Some(Pairs {
+            pk: self,
+            raw: self.dicts.get(i)?.iter(),
+        })
     }
 
     /// The value of the `str` key `key` in a dict (the last one if the pickle stored it twice,
     /// as Python keeps the last).
     pub fn get(&self, dict: Value, key: &str) -> Option<Value> {
         self.dict(dict)?
-            .iter()
             .rev()
-            .find(|(k, _)| self.str(*k) == Some(key))
-            .map(|&(_, v)| v)
+            .find(|&(k, _)| self.str(k) == Some(key))
+            .map(|(_, v)| v)
     }
 
     /// The decimal text of an integer value, big or not.
@@ -515,7 +539,13 @@ pub fn python_float_repr(f: f64) -> String {
     }
 }
 
+mod arena;
 mod machine;
+mod packed;
+
+use arena::Arena;
+use packed::Packed;
+pub use packed::{Items, Pairs};
 
 #[cfg(test)]
 mod tests;

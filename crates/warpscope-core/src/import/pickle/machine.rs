@@ -3,8 +3,12 @@
 
 use rustc_hash::FxHashMap;
 
+use super::packed::{
+    Packed, T_BIG, T_BYTES, T_DICT, T_FLOAT, T_FROZENSET, T_LIST, T_SET, T_STR, T_TUPLE, T_WIDE,
+};
+
 use super::{
-    MAX_LONG_BYTES, MAX_MARK_DEPTH, MAX_TEXT_LINE, Pickle, PickleError, PickleErrorKind, Value,
+    MAX_LONG_BYTES, MAX_MARK_DEPTH, MAX_TEXT_LINE, Pickle, PickleError, PickleErrorKind,
     decimal_le, opcode_name,
 };
 
@@ -14,7 +18,7 @@ pub(super) fn run(data: &[u8]) -> Result<Pickle, PickleError> {
         data,
         pos: 0,
         op_at: 0,
-        op: "",
+        op_code: 0,
         stack: Vec::with_capacity(64),
         marks: Vec::with_capacity(16),
         memo: Vec::new(),
@@ -31,14 +35,14 @@ struct Machine<'a> {
     pos: usize,
     /// Offset and name of the opcode being run, for errors.
     op_at: usize,
-    op: &'static str,
-    stack: Vec<Value>,
+    op_code: u8,
+    stack: Vec<Packed>,
     /// Stack lengths at each open `MARK`.
     marks: Vec<usize>,
     /// Memo entries 0..n stored in order (all of them, in pickles Python writes).
-    memo: Vec<Value>,
+    memo: Vec<Packed>,
     /// Memo entries at other indices.
-    sparse_memo: FxHashMap<u64, Value>,
+    sparse_memo: FxHashMap<u64, Packed>,
     out: Pickle,
 }
 
@@ -55,8 +59,13 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// The name of the opcode being run.
+    fn op(&self) -> &'static str {
+        opcode_name(self.op_code)
+    }
+
     fn truncated(&self) -> PickleError {
-        self.err(PickleErrorKind::Truncated { opcode: self.op })
+        self.err(PickleErrorKind::Truncated { opcode: self.op() })
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8], PickleError> {
@@ -118,31 +127,31 @@ impl<'a> Machine<'a> {
 
     fn bad(&self, what: &str) -> PickleError {
         self.err(PickleErrorKind::BadArgument {
-            opcode: self.op,
+            opcode: self.op(),
             what: what.to_string(),
         })
     }
 
-    fn push(&mut self, v: Value) {
+    fn push(&mut self, v: Packed) {
         self.stack.push(v);
     }
 
-    fn pop(&mut self) -> Result<Value, PickleError> {
+    fn pop(&mut self) -> Result<Packed, PickleError> {
         // Values above the last MARK only.
         let floor = self.marks.last().copied().unwrap_or(0);
         if self.stack.len() <= floor {
-            return Err(self.err(PickleErrorKind::StackUnderflow { opcode: self.op }));
+            return Err(self.err(PickleErrorKind::StackUnderflow { opcode: self.op() }));
         }
         self.stack
             .pop()
-            .ok_or_else(|| self.err(PickleErrorKind::StackUnderflow { opcode: self.op }))
+            .ok_or_else(|| self.err(PickleErrorKind::StackUnderflow { opcode: self.op() }))
     }
 
-    fn top(&self) -> Result<Value, PickleError> {
+    fn top(&self) -> Result<Packed, PickleError> {
         let floor = self.marks.last().copied().unwrap_or(0);
         match self.stack.last() {
             Some(&v) if self.stack.len() > floor => Ok(v),
-            _ => Err(self.err(PickleErrorKind::StackUnderflow { opcode: self.op })),
+            _ => Err(self.err(PickleErrorKind::StackUnderflow { opcode: self.op() })),
         }
     }
 
@@ -150,10 +159,10 @@ impl<'a> Machine<'a> {
     fn pop_mark(&mut self) -> Result<usize, PickleError> {
         self.marks
             .pop()
-            .ok_or_else(|| self.err(PickleErrorKind::NoMark { opcode: self.op }))
+            .ok_or_else(|| self.err(PickleErrorKind::NoMark { opcode: self.op() }))
     }
 
-    fn new_str(&mut self, raw: &[u8]) -> Result<Value, PickleError> {
+    fn new_str(&mut self, raw: &[u8]) -> Result<Packed, PickleError> {
         let s: Box<str> = match std::str::from_utf8(raw) {
             Ok(s) => s.into(),
             Err(_) => {
@@ -163,31 +172,60 @@ impl<'a> Machine<'a> {
         };
         let i = index(self.out.strs.len()).map_err(|k| self.err(k))?;
         self.out.strs.push(s);
-        Ok(Value::Str(i))
+        Ok(Packed::at(T_STR, i))
     }
 
-    fn new_bytes(&mut self, raw: &[u8]) -> Result<Value, PickleError> {
+    fn new_bytes(&mut self, raw: &[u8]) -> Result<Packed, PickleError> {
         let i = index(self.out.bytes.len()).map_err(|k| self.err(k))?;
         self.out.bytes.push(raw.into());
-        Ok(Value::Bytes(i))
+        Ok(Packed::at(T_BYTES, i))
     }
 
-    fn new_seq(&mut self, items: Vec<Value>) -> Result<u32, PickleError> {
-        let i = index(self.out.seqs.len()).map_err(|k| self.err(k))?;
-        self.out.seqs.push(items);
-        Ok(i)
+    /// An integer: inline if it fits 60 bits, else in the arena of wide integers.
+    fn int(&mut self, i: i64) -> Result<Packed, PickleError> {
+        if let Some(p) = Packed::small_int(i) {
+            return Ok(p);
+        }
+        let at = index(self.out.wide_ints.len()).map_err(|k| self.err(k))?;
+        self.out.wide_ints.push(i);
+        Ok(Packed::at(T_WIDE, at))
     }
 
-    fn new_dict(&mut self, pairs: Vec<(Value, Value)>) -> Result<Value, PickleError> {
-        let i = index(self.out.dicts.len()).map_err(|k| self.err(k))?;
-        self.out.dicts.push(pairs);
-        Ok(Value::Dict(i))
+    fn float(&mut self, f: f64) -> Result<Packed, PickleError> {
+        let at = index(self.out.floats.len()).map_err(|k| self.err(k))?;
+        self.out.floats.push(f);
+        Ok(Packed::at(T_FLOAT, at))
+    }
+
+    fn too_many(&self) -> PickleError {
+        self.err(PickleErrorKind::TooManyValues)
+    }
+
+    /// A new sequence of the stack's values from `at` up (which leave the stack).
+    fn new_seq(&mut self, at: usize) -> Result<u32, PickleError> {
+        let Machine { stack, out, .. } = self;
+        let id = out.seqs.push(stack.drain(at..));
+        id.ok_or_else(|| self.too_many())
+    }
+
+    /// A new dict of the stack's values from `at` up, taken as key, value, key, value...
+    fn new_dict(&mut self, at: usize) -> Result<Packed, PickleError> {
+        if !(self.stack.len() - at).is_multiple_of(2) {
+            return Err(self.bad("odd number of items (a key without its value)"));
+        }
+        let Machine { stack, out, .. } = self;
+        let id = out
+            .dicts
+            .push(stack[at..].chunks_exact(2).map(|p| (p[0], p[1])));
+        stack.truncate(at);
+        id.map(|i| Packed::at(T_DICT, i))
+            .ok_or_else(|| self.too_many())
     }
 
     /// An integer from little-endian two's-complement bytes (`LONG1`, `LONG4`).
-    fn new_long(&mut self, le: &[u8]) -> Result<Value, PickleError> {
+    fn new_long(&mut self, le: &[u8]) -> Result<Packed, PickleError> {
         if le.is_empty() {
-            return Ok(Value::Int(0));
+            return self.int(0);
         }
         let negative = le[le.len() - 1] & 0x80 != 0;
         let fill = if negative { 0xff } else { 0 };
@@ -197,14 +235,14 @@ impl<'a> Machine<'a> {
         let v = i64::from_le_bytes(buf);
         // It fits when the bytes past the eighth only repeat the sign.
         if high.iter().all(|&b| b == fill) && (v < 0) == negative {
-            return Ok(Value::Int(v));
+            return self.int(v);
         }
         let i = index(self.out.bigints.len()).map_err(|k| self.err(k))?;
         self.out.bigints.push(le.into());
-        Ok(Value::BigInt(i))
+        Ok(Packed::at(T_BIG, i))
     }
 
-    fn memo_put(&mut self, idx: u64, v: Value) {
+    fn memo_put(&mut self, idx: u64, v: Packed) {
         let dense = self.memo.len() as u64;
         if idx < dense {
             self.memo[idx as usize] = v;
@@ -219,20 +257,19 @@ impl<'a> Machine<'a> {
     }
 
     fn memo_get(&mut self, idx: u64) -> Result<(), PickleError> {
-        let v = match usize::try_from(idx).ok().and_then(|i| self.memo.get(i)) {
-            Some(&v) => Some(v),
-            None => self.sparse_memo.get(&idx).copied(),
-        };
-        match v {
-            Some(v) => {
-                self.push(v);
-                Ok(())
-            }
-            None => Err(self.err(PickleErrorKind::MemoMissing {
-                opcode: self.op,
-                index: idx,
-            })),
+        // The dense memo first, copied straight onto the stack.
+        if let Some(v) = usize::try_from(idx).ok().and_then(|i| self.memo.get(i)) {
+            self.stack.push(*v);
+            return Ok(());
         }
+        if let Some(v) = self.sparse_memo.get(&idx) {
+            self.stack.push(*v);
+            return Ok(());
+        }
+        Err(self.err(PickleErrorKind::MemoMissing {
+            opcode: self.op(),
+            index: idx,
+        }))
     }
 
     fn run(&mut self) -> Result<(), PickleError> {
@@ -244,11 +281,11 @@ impl<'a> Machine<'a> {
                 });
             };
             self.op_at = self.pos;
-            self.op = opcode_name(code);
+            self.op_code = code;
             self.pos += 1;
             if code == b'.' {
                 let root = self.pop()?;
-                self.out.root = Some(root);
+                self.out.root = root;
                 self.out.trailing_bytes = (self.data.len() - self.pos) as u64;
                 return Ok(());
             }
@@ -336,12 +373,21 @@ impl<'a> Machine<'a> {
     /// Runs an opcode that makes or fills a value.
     fn step_value(&mut self, code: u8) -> Result<(), PickleError> {
         let v = match code {
-            b'N' => Value::None,
-            0x88 => Value::Bool(true),
-            0x89 => Value::Bool(false),
-            b'K' => Value::Int(i64::from(self.u8_arg()?)),
-            b'M' => Value::Int(i64::from(u16::from_le_bytes(self.take_array()?))),
-            b'J' => Value::Int(i64::from(i32::from_le_bytes(self.take_array()?))),
+            b'N' => Packed::NONE,
+            0x88 => Packed::bool(true),
+            0x89 => Packed::bool(false),
+            b'K' => {
+                let i = self.u8_arg()?;
+                self.int(i64::from(i))?
+            }
+            b'M' => {
+                let i = u16::from_le_bytes(self.take_array()?);
+                self.int(i64::from(i))?
+            }
+            b'J' => {
+                let i = i32::from_le_bytes(self.take_array()?);
+                self.int(i64::from(i))?
+            }
             0x8a => {
                 let n = usize::from(self.u8_arg()?);
                 let le = self.take(n)?;
@@ -352,7 +398,7 @@ impl<'a> Machine<'a> {
                 let n = u64::try_from(n).map_err(|_| self.bad("negative byte count"))?;
                 if n > MAX_LONG_BYTES as u64 {
                     return Err(self.err(PickleErrorKind::IntTooLarge {
-                        opcode: self.op,
+                        opcode: self.op(),
                         bytes: n,
                     }));
                 }
@@ -362,11 +408,14 @@ impl<'a> Machine<'a> {
             }
             b'I' => self.text_int(true)?,
             b'L' => self.text_int(false)?,
-            b'G' => Value::Float(f64::from_be_bytes(self.take_array()?)),
+            b'G' => {
+                let f = f64::from_be_bytes(self.take_array()?);
+                self.float(f)?
+            }
             b'F' => {
                 let line = self.line()?.trim();
                 match line.parse::<f64>() {
-                    Ok(f) => Value::Float(f),
+                    Ok(f) => self.float(f)?,
                     Err(_) => return Err(self.bad("not a float")),
                 }
             }
@@ -409,34 +458,30 @@ impl<'a> Machine<'a> {
             }
             0x98 => return self.top().map(|_| ()),
             // Containers.
-            b']' => Value::List(self.new_seq(Vec::new())?),
-            b')' => Value::Tuple(self.new_seq(Vec::new())?),
-            b'}' => self.new_dict(Vec::new())?,
-            0x8f => Value::Set(self.new_seq(Vec::new())?),
+            b']' => Packed::at(T_LIST, self.new_seq(self.stack.len())?),
+            b')' => Packed::at(T_TUPLE, self.new_seq(self.stack.len())?),
+            b'}' => self.new_dict(self.stack.len())?,
+            0x8f => Packed::at(T_SET, self.new_seq(self.stack.len())?),
             0x85..=0x87 => {
                 let n = usize::from(code - 0x84);
                 let floor = self.marks.last().copied().unwrap_or(0);
                 if self.stack.len() < floor + n {
-                    return Err(self.err(PickleErrorKind::StackUnderflow { opcode: self.op }));
+                    return Err(self.err(PickleErrorKind::StackUnderflow { opcode: self.op() }));
                 }
-                let items = self.stack.split_off(self.stack.len() - n);
-                Value::Tuple(self.new_seq(items)?)
+                Packed::at(T_TUPLE, self.new_seq(self.stack.len() - n)?)
             }
             b't' | b'l' | 0x91 => {
                 let at = self.pop_mark()?;
-                let items = self.stack.split_off(at);
-                let i = self.new_seq(items)?;
+                let i = self.new_seq(at)?;
                 match code {
-                    b't' => Value::Tuple(i),
-                    b'l' => Value::List(i),
-                    _ => Value::FrozenSet(i),
+                    b't' => Packed::at(T_TUPLE, i),
+                    b'l' => Packed::at(T_LIST, i),
+                    _ => Packed::at(T_FROZENSET, i),
                 }
             }
             b'd' => {
                 let at = self.pop_mark()?;
-                let items = self.stack.split_off(at);
-                let pairs = self.pairs(&items)?;
-                self.new_dict(pairs)?
+                self.new_dict(at)?
             }
             b'a' | b'e' | 0x90 => return self.append(code),
             b's' | b'u' => return self.set_items(code),
@@ -448,11 +493,11 @@ impl<'a> Machine<'a> {
 
     /// The value just below stack index `at` (the list or dict that `APPENDS` or `SETITEMS`
     /// fill), which must lie above the last open `MARK`.
-    fn target(&self, at: usize) -> Result<Value, PickleError> {
+    fn target(&self, at: usize) -> Result<Packed, PickleError> {
         let floor = self.marks.last().copied().unwrap_or(0);
         match at.checked_sub(1).and_then(|i| self.stack.get(i)) {
             Some(&v) if at > floor => Ok(v),
-            _ => Err(self.err(PickleErrorKind::StackUnderflow { opcode: self.op })),
+            _ => Err(self.err(PickleErrorKind::StackUnderflow { opcode: self.op() })),
         }
     }
 
@@ -461,30 +506,28 @@ impl<'a> Machine<'a> {
         let at = if code == b'a' {
             let floor = self.marks.last().copied().unwrap_or(0);
             if self.stack.len() < floor + 2 {
-                return Err(self.err(PickleErrorKind::StackUnderflow { opcode: self.op }));
+                return Err(self.err(PickleErrorKind::StackUnderflow { opcode: self.op() }));
             }
             self.stack.len() - 1
         } else {
             self.pop_mark()?
         };
         let target = self.target(at)?;
-        let (id, expected) = match (code, target) {
-            (0x90, Value::Set(i)) | (b'a' | b'e', Value::List(i)) => (i, ""),
+        let (id, expected) = match (code, target.tag()) {
+            (0x90, T_SET) | (b'a' | b'e', T_LIST) => (target.index(), ""),
             (0x90, _) => (0, "set"),
             _ => (0, "list"),
         };
         if !expected.is_empty() {
             return Err(self.err(PickleErrorKind::WrongType {
-                opcode: self.op,
-                found: target.type_name(),
+                opcode: self.op(),
+                found: self.out.value(target).type_name(),
                 expected,
             }));
         }
         let Machine { stack, out, .. } = self;
-        if let Some(seq) = out.seqs.get_mut(id as usize) {
-            seq.extend(stack.drain(at..));
-        }
-        Ok(())
+        let done = out.seqs.extend(id, stack.drain(at..));
+        done.ok_or_else(|| self.too_many())
     }
 
     /// `SETITEM`, `SETITEMS`.
@@ -492,40 +535,30 @@ impl<'a> Machine<'a> {
         let at = if code == b's' {
             let floor = self.marks.last().copied().unwrap_or(0);
             if self.stack.len() < floor + 3 {
-                return Err(self.err(PickleErrorKind::StackUnderflow { opcode: self.op }));
+                return Err(self.err(PickleErrorKind::StackUnderflow { opcode: self.op() }));
             }
             self.stack.len() - 2
         } else {
             self.pop_mark()?
         };
         let target = self.target(at)?;
-        let Value::Dict(id) = target else {
+        if target.tag() != T_DICT {
             return Err(self.err(PickleErrorKind::WrongType {
-                opcode: self.op,
-                found: target.type_name(),
+                opcode: self.op(),
+                found: self.out.value(target).type_name(),
                 expected: "dict",
             }));
-        };
+        }
+        let id = target.index();
         if !(self.stack.len() - at).is_multiple_of(2) {
             return Err(self.bad("odd number of items (a key without its value)"));
         }
         let Machine { stack, out, .. } = self;
-        if let Some(dict) = out.dicts.get_mut(id as usize) {
-            let mut items = stack.drain(at..);
-            dict.reserve(items.len() / 2);
-            while let (Some(k), Some(v)) = (items.next(), items.next()) {
-                dict.push((k, v));
-            }
-        }
-        Ok(())
-    }
-
-    /// Key-value pairs of `DICT`.
-    fn pairs(&self, items: &[Value]) -> Result<Vec<(Value, Value)>, PickleError> {
-        if !items.len().is_multiple_of(2) {
-            return Err(self.bad("odd number of items (a key without its value)"));
-        }
-        Ok(items.chunks_exact(2).map(|p| (p[0], p[1])).collect())
+        let done = out
+            .dicts
+            .extend(id, stack[at..].chunks_exact(2).map(|p| (p[0], p[1])));
+        stack.truncate(at);
+        done.ok_or_else(|| self.too_many())
     }
 
     /// The decimal index of `GET` and `PUT`.
@@ -537,13 +570,13 @@ impl<'a> Machine<'a> {
     }
 
     /// `INT` (`I01`/`I00` are the booleans of protocol 0) and `LONG` (`123L`).
-    fn text_int(&mut self, int: bool) -> Result<Value, PickleError> {
+    fn text_int(&mut self, int: bool) -> Result<Packed, PickleError> {
         let line = self.line()?.trim();
         if int && line == "01" {
-            return Ok(Value::Bool(true));
+            return Ok(Packed::bool(true));
         }
         if int && line == "00" {
-            return Ok(Value::Bool(false));
+            return Ok(Packed::bool(false));
         }
         let digits = if int {
             line
@@ -551,7 +584,7 @@ impl<'a> Machine<'a> {
             line.strip_suffix('L').unwrap_or(line)
         };
         if let Ok(v) = digits.parse::<i64>() {
-            return Ok(Value::Int(v));
+            return self.int(v);
         }
         let (negative, magnitude) = match digits.strip_prefix('-') {
             Some(m) => (true, m),

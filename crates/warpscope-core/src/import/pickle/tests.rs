@@ -3,6 +3,10 @@
 
 use super::*;
 
+fn items(p: &Pickle, v: Value) -> Vec<Value> {
+    p.items(v).unwrap().collect()
+}
+
 fn hex(s: &str) -> Vec<u8> {
     (0..s.len())
         .step_by(2)
@@ -22,7 +26,7 @@ const O5: &str = "80059534000000000000007d94288c01629443026279948c02626194960100
 fn check_o2(p: &Pickle, big_ints_as_text: bool) {
     let root = p.root();
     let a = p.get(root, "a").unwrap();
-    let items = p.items(a).unwrap();
+    let items = items(p, a);
     assert_eq!(items.len(), 19);
     let ints: Vec<String> = items[..10]
         .iter()
@@ -63,12 +67,7 @@ fn check_o2(p: &Pickle, big_ints_as_text: bool) {
     // The shared list is one object.
     let (s1, s2) = (p.get(root, "s1").unwrap(), p.get(root, "s2").unwrap());
     assert_eq!(s1, s2);
-    let xy: Vec<&str> = p
-        .items(s1)
-        .unwrap()
-        .iter()
-        .map(|&v| p.str(v).unwrap())
-        .collect();
+    let xy: Vec<&str> = p.items(s1).unwrap().map(|v| p.str(v).unwrap()).collect();
     assert_eq!(xy, ["x", "y"]);
 }
 
@@ -93,10 +92,10 @@ fn reads_bytes_sets_and_frozensets() {
     assert_eq!(p.bytes(p.get(root, "ba").unwrap()), Some(&b"z"[..]));
     let set = p.get(root, "set").unwrap();
     assert!(matches!(set, Value::Set(_)));
-    assert_eq!(p.items(set), Some(&[Value::Int(1)][..]));
+    assert_eq!(items(&p, set), [Value::Int(1)]);
     let fs = p.get(root, "fs").unwrap();
     assert!(matches!(fs, Value::FrozenSet(_)));
-    assert_eq!(p.items(fs), Some(&[Value::Int(2)][..]));
+    assert_eq!(items(&p, fs), [Value::Int(2)]);
 }
 
 #[test]
@@ -273,14 +272,14 @@ fn cycles_pop_mark_dup_and_trailing_bytes() {
     // l = []; l.append(l)
     let p = parse(&[0x80, 4, b']', 0x94, b'h', 0, b'a', b'.', b'x', b'y']).unwrap();
     let root = p.root();
-    assert_eq!(p.items(root), Some(&[root][..]));
+    assert_eq!(items(&p, root), [root]);
     assert_eq!(p.trailing_bytes(), 2);
     // POP, POP_MARK and DUP.
     let p = parse(&[
         b'K', 1, b'K', 2, b'0', b'(', b'K', 3, b'1', b'2', 0x86, b'.',
     ])
     .unwrap();
-    assert_eq!(p.items(p.root()), Some(&[Value::Int(1), Value::Int(1)][..]));
+    assert_eq!(items(&p, p.root()), [Value::Int(1), Value::Int(1)]);
     // Invalid UTF-8 is replaced and counted.
     let p = parse(&[0x8c, 2, 0xff, b'a', b'.']).unwrap();
     assert_eq!(p.str(p.root()), Some("\u{fffd}a"));
@@ -291,15 +290,13 @@ fn cycles_pop_mark_dup_and_trailing_bytes() {
     assert_eq!(p.items(p.root()).unwrap().len(), 0);
     let p = parse(b"(I7\np0\nL-12L\nF2.5\ng0\nl.").unwrap();
     assert_eq!(
-        p.items(p.root()),
-        Some(
-            &[
-                Value::Int(7),
-                Value::Int(-12),
-                Value::Float(2.5),
-                Value::Int(7)
-            ][..]
-        )
+        items(&p, p.root()),
+        [
+            Value::Int(7),
+            Value::Int(-12),
+            Value::Float(2.5),
+            Value::Int(7)
+        ]
     );
 }
 
