@@ -205,7 +205,7 @@ impl Canonical<'_> {
             Value::Str(_) => json_string(self.pk.str(v).unwrap(), &mut s),
             Value::List(_) | Value::Tuple(_) => {
                 s.push('[');
-                for (n, &x) in self.pk.items(v).unwrap().iter().enumerate() {
+                for (n, x) in self.pk.items(v).unwrap().enumerate() {
                     if n > 0 {
                         s.push(',');
                     }
@@ -218,8 +218,7 @@ impl Canonical<'_> {
                     .pk
                     .dict(v)
                     .unwrap()
-                    .iter()
-                    .map(|&(k, x)| (self.pk.str(k).expect("str keys"), x))
+                    .map(|(k, x)| (self.pk.str(k).expect("str keys"), x))
                     .collect();
                 pairs.sort_by(|a, b| a.0.cmp(b.0));
                 s.push('{');

@@ -59,6 +59,7 @@ pub fn import(
         .push(("pickle protocol".to_string(), pk.protocol().to_string()));
     b.memory.source = MemorySource::AllocatorSnapshot;
     walk::convert(&pk, &mut b, path)?;
+    drop(pk);
     let parse = started.elapsed().saturating_sub(read);
     if progress.is_cancelled() {
         return Err(cancelled());

@@ -10,12 +10,14 @@ use std::path::Path;
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+mod trace;
+
 use super::not_a_snapshot;
-use crate::builder::{MemoryRecord, ProfileBuilder, TrackId};
+use crate::builder::{ProfileBuilder, TrackId};
 use crate::import::ImportError;
 use crate::import::pickle::{Pickle, Value, python_float_repr};
 use crate::model::memory::{BlockState, MemoryBlock, MemorySegment, NO_STACK, StackFrame};
-use crate::model::{EventKind, MemoryAction, MemoryDevice, TraceId, TrackKey};
+use crate::model::{EventKind, MemoryDevice, TraceId, TrackKey};
 use crate::strings::StrId;
 
 /// Marks a string of the pickle not interned yet.
@@ -116,6 +118,9 @@ struct Walker<'p, 'b> {
     stack_of_list: FxHashMap<u32, u32>,
     stack_index: FxHashMap<Box<[u32]>, u32>,
     scratch: Vec<u32>,
+    /// What each pickle string means as a key or an action of a trace entry, by its arena
+    /// index (0: not looked at yet).
+    entry_words: Vec<u8>,
     /// Lists of traces and blocks already read.
     seen_lists: FxHashSet<u32>,
     earliest_ns: Option<i64>,
@@ -142,6 +147,7 @@ impl<'p, 'b> Walker<'p, 'b> {
             stack_of_list: FxHashMap::default(),
             stack_index: FxHashMap::default(),
             scratch: Vec::new(),
+            entry_words: Vec::new(),
             seen_lists: FxHashSet::default(),
             earliest_ns: None,
             problems: Problems::default(),
@@ -198,10 +204,11 @@ impl<'p, 'b> Walker<'p, 'b> {
         if let Some(&s) = self.stack_of_list.get(&id) {
             return s;
         }
-        let items = self.pk.items(frames).unwrap_or_default();
         let mut ids = std::mem::take(&mut self.scratch);
         ids.clear();
-        ids.extend(items.iter().filter_map(|&f| self.frame(f)));
+        if let Some(items) = self.pk.items(frames) {
+            ids.extend(items.filter_map(|f| self.frame(f)));
+        }
         let s = if ids.is_empty() {
             NO_STACK
         } else if let Some(&s) = self.stack_index.get(ids.as_slice()) {
@@ -248,7 +255,7 @@ impl<'p, 'b> Walker<'p, 'b> {
             filename: StrId(0),
             line: 0,
         };
-        for &(k, v) in self.pk.dict(f).unwrap_or_default() {
+        for (k, v) in self.pk.dict(f).into_iter().flatten() {
             match self.pk.str(k) {
                 Some("name") => frame.name = self.intern(v),
                 Some("filename") => frame.filename = self.intern(v),
@@ -289,7 +296,7 @@ impl<'p, 'b> Walker<'p, 'b> {
             return ends;
         };
         let mut out = Vec::with_capacity(items.len());
-        for &seg in items {
+        for seg in items {
             match self.segment(seg) {
                 Some((s, allocated)) => {
                     let end = ends.entry(match s.device {
@@ -346,12 +353,12 @@ impl<'p, 'b> Walker<'p, 'b> {
         if let Some(blocks) = field("blocks")
             && self.first_visit(blocks)
         {
-            let items = pk.items(blocks).unwrap_or_default();
-            s.blocks.reserve(items.len());
+            let items = pk.items(blocks).into_iter().flatten();
+            s.blocks.reserve(items.size_hint().0);
             // Blocks without an `address` (older snapshots) follow one another from the
             // segment's start, as PyTorch's memory_viz places them.
             let mut next = addr;
-            for &b in items {
+            for b in items {
                 if let Some(block) = self.block(b, next) {
                     next = block.addr.saturating_add(block.bytes);
                     if block.state != BlockState::Inactive {
@@ -401,122 +408,6 @@ impl<'p, 'b> Walker<'p, 'b> {
     }
 
     // --------------------------------------------------------------------------------------
-    // Traces
-
-    /// Reads `device_traces` (one list per device ordinal) into memory records with the
-    /// replayed totals; the number of records.
-    fn traces(&mut self, traces: Value, ends: &FxHashMap<u32, End>) -> usize {
-        let pk = self.pk;
-        let Some(devices) = pk.items(traces) else {
-            self.problems.bad_entries += 1;
-            return 0;
-        };
-        let mut records = Vec::new();
-        let mut total = 0;
-        for (device, &list) in devices.iter().enumerate() {
-            let Ok(device) = u32::try_from(device) else {
-                break;
-            };
-            if !self.first_visit(list) {
-                continue;
-            }
-            let Some(entries) = pk.items(list) else {
-                self.problems.bad_entries += 1;
-                continue;
-            };
-            records.clear();
-            records.reserve(entries.len());
-            let mut last_ns = None;
-            for &e in entries {
-                if let Some(r) = self.entry(e, device, &mut last_ns) {
-                    records.push(r);
-                }
-            }
-            replay(&mut records, ends.get(&device).copied().unwrap_or_default());
-            if let (Some(first), Some(last)) = (records.first(), records.last()) {
-                self.note_time(first.time_ns);
-                self.note_time(last.time_ns);
-            }
-            total += records.len();
-            for r in records.drain(..) {
-                self.b.push_memory(r);
-            }
-        }
-        total
-    }
-
-    /// One trace entry as a record (totals not set yet); `None` (counted) for an entry that is
-    /// not a dict or whose action is unknown.
-    fn entry(&mut self, e: Value, device: u32, last_ns: &mut Option<i64>) -> Option<MemoryRecord> {
-        let pk = self.pk;
-        let Some(pairs) = pk.dict(e) else {
-            self.problems.bad_entries += 1;
-            return None;
-        };
-        let (mut action, mut addr, mut size, mut stream) = (None, 0, 0, 0);
-        let (mut time_us, mut frames) = (None, Value::None);
-        let mut bad = false;
-        for &(k, v) in pairs {
-            let Some(key) = pk.str(k) else { continue };
-            let mut int = |x: &mut u64| match pk.u64(v) {
-                Some(n) => *x = n,
-                None => bad = true,
-            };
-            match key {
-                "action" => action = Some(v),
-                "addr" => int(&mut addr),
-                "size" => int(&mut size),
-                "stream" => int(&mut stream),
-                "time_us" => time_us = Some(pk.int(v)),
-                "frames" => frames = v,
-                _ => {}
-            }
-        }
-        let text = action.and_then(|a| pk.str(a));
-        let Some(action) = text.and_then(action_of) else {
-            if text.is_none() || bad {
-                self.problems.bad_entries += 1;
-            } else {
-                let (n, first) = &mut self.problems.unknown_actions;
-                *n += 1;
-                if first.is_empty() {
-                    *first = crate::import::shown(text.unwrap_or_default(), 40);
-                }
-            }
-            return None;
-        };
-        if bad {
-            self.problems.bad_entries += 1;
-            return None;
-        }
-        let time_ns = match time_us.map(|t| t.and_then(|us| us.checked_mul(1000))) {
-            Some(Some(t)) => t,
-            Some(None) => {
-                self.problems.bad_entries += 1;
-                return None;
-            }
-            None => {
-                self.problems.missing_times += 1;
-                last_ns.unwrap_or(0)
-            }
-        };
-        // Records of a device stay in trace order: a time before the previous one is moved up
-        // to it (the totals are replayed in that order).
-        let time_ns = match *last_ns {
-            Some(last) if time_ns < last => {
-                self.problems.backwards += 1;
-                last
-            }
-            _ => time_ns,
-        };
-        *last_ns = Some(time_ns);
-        let mut r = MemoryRecord::new(time_ns, MemoryDevice::Gpu(device), action, addr, size);
-        r.stream = stream;
-        r.stack = self.stack(frames);
-        Some(r)
-    }
-
-    // --------------------------------------------------------------------------------------
     // Annotations and settings
 
     /// `external_annotations` (`{stage: START|END, name, device, time_us}`) as slices on one
@@ -530,7 +421,7 @@ impl<'p, 'b> Walker<'p, 'b> {
         // Open ranges per device: (name, start).
         let mut open: FxHashMap<u32, Vec<(StrId, i64)>> = FxHashMap::default();
         let mut tracks: FxHashMap<u32, TrackId> = FxHashMap::default();
-        for &a in items {
+        for a in items {
             let field = |k: &str| pk.get(a, k);
             let stage = field("stage").and_then(|v| pk.str(v));
             let device = field("device")
@@ -588,7 +479,7 @@ impl<'p, 'b> Walker<'p, 'b> {
             return true;
         }
         let mut cut = false;
-        for &(k, v) in pairs {
+        for (k, v) in pairs {
             let key = pk.str(k).map_or_else(|| display(pk, k, 0), str::to_string);
             let name = if prefix.is_empty() {
                 key
@@ -705,47 +596,6 @@ impl<'p, 'b> Walker<'p, 'b> {
     }
 }
 
-/// The record action of a trace entry's `action`.
-fn action_of(action: &str) -> Option<MemoryAction> {
-    Some(match action {
-        "alloc" => MemoryAction::Alloc,
-        "free_requested" => MemoryAction::FreeRequested,
-        "free_completed" => MemoryAction::Free,
-        "segment_alloc" | "segment_map" => MemoryAction::SegmentAlloc,
-        "segment_free" | "segment_unmap" => MemoryAction::SegmentFree,
-        "oom" => MemoryAction::Oom,
-        "snapshot" => MemoryAction::Snapshot,
-        _ => return None,
-    })
-}
-
-/// Sets the totals after each record of one device, in trace order: allocated changes by
-/// +size on `alloc` and -size on `free_completed`, reserved by +size on `segment_alloc`/`_map`
-/// and -size on `segment_free`/`_unmap`, from a baseline chosen so that the totals after the
-/// last record are the end state `end` given by the segments.
-pub(super) fn replay(records: &mut [MemoryRecord], end: End) {
-    let (mut allocated, mut reserved) = (0i128, 0i128);
-    let mut running = Vec::with_capacity(records.len());
-    for r in records.iter() {
-        let size = i128::from(r.bytes);
-        match r.action {
-            MemoryAction::Alloc => allocated += size,
-            MemoryAction::Free => allocated -= size,
-            MemoryAction::SegmentAlloc => reserved += size,
-            MemoryAction::SegmentFree => reserved -= size,
-            MemoryAction::FreeRequested | MemoryAction::Oom | MemoryAction::Snapshot => {}
-        }
-        running.push((allocated, reserved));
-    }
-    let base_allocated = end.allocated - allocated;
-    let base_reserved = end.reserved - reserved;
-    let clamp = |v: i128| i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX });
-    for (r, (a, res)) in records.iter_mut().zip(running) {
-        r.allocated_bytes = clamp(base_allocated + a);
-        r.reserved_bytes = clamp(base_reserved + res);
-    }
-}
-
 /// The annotation track of a device.
 fn annotation_track(b: &mut ProfileBuilder, device: u32) -> TrackId {
     let tid = b.intern(&format!("GPU {device} annotations"));
@@ -778,23 +628,20 @@ fn display(pk: &Pickle, v: Value, depth: usize) -> String {
             "...".to_string()
         }
         Value::List(_) | Value::Tuple(_) | Value::Set(_) | Value::FrozenSet(_) => {
-            let items = pk.items(v).unwrap_or_default();
-            let mut parts: Vec<String> = items
-                .iter()
+            let n = pk.items(v).map_or(0, |i| i.len());
+            let mut parts: Vec<String> = (pk.items(v).into_iter().flatten())
                 .take(32)
-                .map(|&x| display(pk, x, depth + 1))
+                .map(|x| display(pk, x, depth + 1))
                 .collect();
-            if items.len() > 32 {
+            if n > 32 {
                 parts.push("...".to_string());
             }
             format!("[{}]", parts.join(", "))
         }
         Value::Dict(_) => {
-            let pairs = pk.dict(v).unwrap_or_default();
-            let parts: Vec<String> = pairs
-                .iter()
+            let parts: Vec<String> = (pk.dict(v).into_iter().flatten())
                 .take(32)
-                .map(|&(k, x)| {
+                .map(|(k, x)| {
                     format!(
                         "{}: {}",
                         display(pk, k, depth + 1),

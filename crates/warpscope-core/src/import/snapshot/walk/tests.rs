@@ -1,34 +1,50 @@
 //! Unit tests of the walk: the replay rule, actions, settings text.
 
+use super::trace::{Totals, action_of};
 use super::*;
-
-fn rec(action: MemoryAction, bytes: u64) -> MemoryRecord {
-    MemoryRecord::new(0, MemoryDevice::Gpu(0), action, 0, bytes)
-}
+use crate::model::MemoryAction;
 
 #[test]
 fn totals_are_replayed_back_from_the_end_state() {
-    let mut r = vec![
-        rec(MemoryAction::SegmentAlloc, 100),
-        rec(MemoryAction::Alloc, 10),
-        rec(MemoryAction::Alloc, 20),
-        rec(MemoryAction::FreeRequested, 10),
-        rec(MemoryAction::Free, 10),
-        rec(MemoryAction::Oom, 1000),
-        rec(MemoryAction::SegmentFree, 50),
-        rec(MemoryAction::Snapshot, 0),
+    let trace = [
+        (MemoryAction::SegmentAlloc, 100),
+        (MemoryAction::Alloc, 10),
+        (MemoryAction::Alloc, 20),
+        (MemoryAction::FreeRequested, 10),
+        (MemoryAction::Free, 10),
+        (MemoryAction::Oom, 1000),
+        (MemoryAction::SegmentFree, 50),
+        (MemoryAction::Snapshot, 0),
     ];
+    let mut net = Totals::default();
+    for &(a, n) in &trace {
+        net.apply(a, n);
+    }
     // 5 bytes were allocated and 60 reserved before the trace began.
     let end = End {
         allocated: 25,
         reserved: 110,
         stated_allocated: 25,
     };
-    replay(&mut r, end);
-    let allocated: Vec<i64> = r.iter().map(|r| r.allocated_bytes).collect();
-    let reserved: Vec<i64> = r.iter().map(|r| r.reserved_bytes).collect();
-    assert_eq!(allocated, [5, 15, 35, 35, 25, 25, 25, 25]);
-    assert_eq!(reserved, [160, 160, 160, 160, 160, 160, 110, 110]);
+    let mut t = Totals::before(end, net);
+    let mut after = Vec::new();
+    for &(a, n) in &trace {
+        t.apply(a, n);
+        after.push((t.allocated, t.reserved));
+    }
+    assert_eq!(
+        after,
+        [
+            (5, 160),
+            (15, 160),
+            (35, 160),
+            (35, 160),
+            (25, 160),
+            (25, 160),
+            (25, 110),
+            (25, 110)
+        ]
+    );
 }
 
 #[test]
