@@ -163,7 +163,7 @@ fn not_a_snapshot(path: &Path, root: Value, detail: &str) -> ImportError {
     ImportError::UnknownFormat {
         path: path.to_path_buf(),
         detail: format!(
-            "a Python pickle of a {}, but not a PyTorch memory snapshot ({detail})",
+            "a Python pickle of a {}, but not a PyTorch memory snapshot: {detail}",
             root.type_name()
         ),
     }
