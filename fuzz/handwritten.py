@@ -16,6 +16,7 @@ The chrome_json target reads its first byte as the block size (fuzz/src/replay.r
 
 import gzip
 import os
+import pickle
 import sqlite3
 import tempfile
 from pathlib import Path
@@ -244,6 +245,70 @@ def detect():
     put("detect", "sqlite_magic.gz", gzip.compress(b"SQLite format 3\x00" + b"\x00" * 84, mtime=0))
 
 
+def snap(entries, segments=None, annotations=()):
+    """A small allocator snapshot dict (torch.cuda.memory._dump_snapshot's shape)."""
+    return {
+        "segments": segments if segments is not None else [{
+            "device": 0, "address": 4096, "total_size": 2 << 20, "allocated_size": 512,
+            "stream": 0, "segment_type": "small", "is_expandable": False,
+            "blocks": [
+                {"address": 4096, "size": 512, "requested_size": 500,
+                 "state": "active_allocated", "frames": FRAMES},
+                {"address": 4608, "size": (2 << 20) - 512, "requested_size": 0,
+                 "state": "inactive", "frames": []},
+            ],
+        }],
+        "device_traces": [entries],
+        "allocator_settings": {"max_split_size": -1, "roundup": {"1": 0}},
+        "external_annotations": list(annotations),
+    }
+
+
+FRAMES = [{"name": "f", "filename": "a.py", "line": 3}, {"name": "g", "filename": "??", "line": 0}]
+
+
+def entry(action, addr, size, t, frames=FRAMES):
+    return {"action": action, "addr": addr, "size": size, "stream": 0, "time_us": t,
+            "compile_context": "N/A", "user_metadata": "", "frames": frames}
+
+
+def snapshot():
+    t = 1_700_000_000_000_000
+    ok = snap([entry("segment_alloc", 4096, 2 << 20, t, []), entry("alloc", 4096, 512, t + 1)],
+              annotations=[{"stage": "START", "name": "ProfilerStep#0", "device": 0, "time_us": t},
+                           {"stage": "END", "name": "ProfilerStep#0", "device": 0, "time_us": t + 9}])
+    put("snapshot", "small_p4", pickle.dumps(ok, protocol=4))
+    put("snapshot", "small_p2", pickle.dumps(ok, protocol=2))
+    put("snapshot", "small_p5.gz", gzip.compress(pickle.dumps(ok, protocol=5), mtime=0))
+    body = pickle.dumps(ok, protocol=4)
+    put("snapshot", "err_cut", body[: len(body) // 2])
+    put("snapshot", "err_cpu_only", pickle.dumps(snap([], segments=[]), protocol=4))
+    put("snapshot", "err_list", pickle.dumps([1, 2, 3], protocol=4))
+    # GLOBAL builtins.eval and REDUCE: a pickle that would run code.
+    put("snapshot", "err_global_reduce", b"\x80\x02cbuiltins\neval\nX\x01\x00\x00\x001\x85R.")
+    put("snapshot", "err_stack_global", b"\x80\x04\x8c\x08builtins\x8c\x04eval\x93.")
+    put("snapshot", "err_huge_length", b"\x80\x04\x8d" + b"\xff" * 8 + b".")
+    put("snapshot", "err_long4_huge", b"\x80\x04\x8b\xff\xff\xff\x7f.")
+    put("snapshot", "err_memo_missing", b"\x80\x04j\xfe\xff\xff\xff.")
+    put("snapshot", "err_deep_marks", b"\x80\x04" + b"(" * 5000)
+    # Unknown action and state, times going back, an END without START, a cycle in frames.
+    cyc = []
+    cyc.append(cyc)
+    odd = snap([entry("alloc", 4096, 512, t + 5), entry("workspace_snapshot", 0, 0, t + 6),
+                entry("free_completed", 4096, 512, t + 1, cyc), 7],
+               annotations=[{"stage": "END", "name": "x", "device": 0, "time_us": t}])
+    odd["segments"][0]["blocks"][1]["state"] = "weird"
+    put("snapshot", "warn_odd_entries", pickle.dumps(odd, protocol=4))
+    # One trace list shared by 64 devices: read once.
+    shared = [entry("alloc", 4096 + 512 * i, 512, t + i) for i in range(8)]
+    put("snapshot", "warn_shared_trace_lists",
+        pickle.dumps({"segments": [], "device_traces": [shared] * 64}, protocol=4))
+    # Extreme numbers: a 2^64 address, a negative size, time_us near i64::MAX.
+    ext = snap([entry("alloc", 2**64 - 1, 2**70, 2**63 - 1), entry("alloc", 1, -5, -(2**63)),
+                entry("alloc", 2, 3, t)])
+    put("snapshot", "warn_extreme_numbers", pickle.dumps(ext, protocol=4))
+
+
 if __name__ == "__main__":
     for old in OUT.glob("*/hw_*"):
         old.unlink()
@@ -252,6 +317,7 @@ if __name__ == "__main__":
     nvprof_sqlite()
     nsys_sqlite()
     detect()
+    snapshot()
     for t in sorted(OUT.iterdir()):
         files = list(t.iterdir())
         print(f"handwritten: {t.name}: {len(files)} files, {sum(f.stat().st_size for f in files)} bytes")

@@ -19,11 +19,16 @@ Per target:
   nvprof_sqlite nvprof .nvvp databases reduced to their schema and the first rows of each table
   nsys_sqlite   the same for Nsight Systems exports
   detect        a mix of the above without the block byte, plain and gzip-compressed
+  snapshot      allocator snapshot pickles (*.snapshot.pickle*) cut to a few segments, trace
+                entries and annotations, re-pickled with protocols 2 and 4 (the frame lists
+                stay shared), one of them gzip-compressed
 """
 
 import gzip
 import hashlib
+import io
 import json
+import pickle
 import os
 import re
 import shutil
@@ -35,7 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / ".." / "shared" / "samples"
 CORPUS = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "fuzz" / "corpus"
-TARGETS = ["chrome_json", "nvprof_text", "nvprof_sqlite", "nsys_sqlite", "detect"]
+TARGETS = ["chrome_json", "nvprof_text", "nvprof_sqlite", "nsys_sqlite", "detect", "snapshot"]
 
 # Chrome seeds: at most this many events per (ph, cat), and a size budget per seed.
 PER_KIND = 2
@@ -242,6 +247,66 @@ def sqlite_seeds():
     return made
 
 
+# Snapshot seeds: what is kept of each snapshot.
+SNAP_SEGMENTS = 3
+SNAP_BLOCKS = 4
+SNAP_ENTRIES = 24
+SNAP_FRAMES = 6
+
+
+def cut_snapshot(snap):
+    """A few segments, blocks, trace entries and annotations of a snapshot, frames cut short.
+    Lists shared by the snapshot stay shared (one cut per list object)."""
+    cut_lists = {}
+
+    def frames(f):
+        if id(f) not in cut_lists:
+            cut_lists[id(f)] = f[:SNAP_FRAMES]
+        return cut_lists[id(f)]
+
+    def with_frames(d):
+        d = dict(d)
+        if isinstance(d.get("frames"), list):
+            d["frames"] = frames(d["frames"])
+        return d
+
+    out = dict(snap)
+    segs = []
+    for seg in snap.get("segments", [])[:SNAP_SEGMENTS]:
+        seg = with_frames(seg)
+        seg["blocks"] = [with_frames(b) for b in seg.get("blocks", [])[:SNAP_BLOCKS]]
+        segs.append(seg)
+    out["segments"] = segs
+    out["device_traces"] = [[with_frames(e) for e in t[:SNAP_ENTRIES]]
+                            for t in snap.get("device_traces", [])]
+    out["external_annotations"] = snap.get("external_annotations", [])[:6]
+    return out
+
+
+class PlainData(pickle.Unpickler):
+    """An unpickler that refuses every class and function (plain data only)."""
+
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError(f"{module}.{name}: not plain data")
+
+
+def snapshot_seeds():
+    made = []
+    for path in sorted(SAMPLES.glob("*/*.snapshot.pickle*")):
+        raw = path.read_bytes()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        snap = PlainData(io.BytesIO(raw)).load()
+        cut = cut_snapshot(snap)
+        stem = path.name.split(".")[0]
+        for proto in (2, 4):
+            data = pickle.dumps(cut, protocol=proto)
+            write("snapshot", f"{stem}_p{proto}", data)
+            made.append((f"{stem}_p{proto}", data))
+        write("snapshot", f"{stem}_p4.gz", gzip.compress(made[-1][1], 9, mtime=0))
+    return made
+
+
 def main():
     if not SAMPLES.is_dir():
         sys.exit(f"make_seeds: no samples at {SAMPLES}")
@@ -255,8 +320,9 @@ def main():
     chrome = chrome_seeds()
     nvprof = nvprof_seeds()
     sql = sqlite_seeds()
+    snaps = snapshot_seeds()
     # detect: one of each family plain, and some gzip-compressed.
-    for i, (stem, data) in enumerate(chrome[:3] + nvprof[:3] + sql[:1] + sql[-1:]):
+    for i, (stem, data) in enumerate(chrome[:3] + nvprof[:3] + sql[:1] + sql[-1:] + snaps[-1:]):
         write("detect", stem, data)
         if i % 2 == 0:
             write("detect", stem + ".gz", gzip.compress(data, 9, mtime=0))

@@ -12,6 +12,7 @@ use std::path::Path;
 use warpscope_core::analysis::{
     AnalyzeOptions, analyze, gpu_busy_ns, gpu_total_ns, summary_report,
 };
+use warpscope_core::model::memory::NO_STACK;
 use warpscope_core::model::{NO_PARENT, Profile};
 use warpscope_core::{Input, Progress, TimeRange, import};
 
@@ -25,6 +26,7 @@ pub const TARGETS: &[&str] = &[
     "nvprof_sqlite",
     "nsys_sqlite",
     "detect",
+    "snapshot",
 ];
 
 /// How one run ended (a broken invariant panics instead).
@@ -67,6 +69,10 @@ pub fn run(target: &str, data: &[u8]) -> Outcome {
             import::sqlite::import(Input::Bytes { name, data }, &progress).map(|(p, _)| p)
         }
         "detect" => warpscope_core::import_bytes(name, data, &progress),
+        // Plain or gzip-compressed allocator snapshot pickles.
+        "snapshot" => {
+            import::snapshot::import(Input::Bytes { name, data }, &progress).map(|(p, _)| p)
+        }
         other => panic!("unknown fuzz target {other:?}"),
     };
     match result {
@@ -88,8 +94,64 @@ pub fn run(target: &str, data: &[u8]) -> Outcome {
     }
 }
 
+/// Panics if the memory records of `profile` break an invariant: columns of different
+/// lengths, records out of time order, stacks or frames out of range.
+pub fn check_memory(profile: &Profile) {
+    let m = &profile.memory;
+    let ev = &m.events;
+    let n = ev.len();
+    assert!(
+        [
+            ev.device.len(),
+            ev.action.len(),
+            ev.addr.len(),
+            ev.bytes.len(),
+            ev.allocated_bytes.len(),
+            ev.reserved_bytes.len(),
+            ev.track.len(),
+            ev.stream.len(),
+            ev.stack.len()
+        ]
+        .iter()
+        .all(|&len| len == n),
+        "memory columns of different lengths"
+    );
+    assert!(
+        ev.time_ns.windows(2).all(|w| w[0] <= w[1]),
+        "memory records out of time order"
+    );
+    let stacks = &m.stacks;
+    let in_range = |s: u32| s == NO_STACK || (s as usize) < stacks.len();
+    assert!(
+        ev.stack.iter().all(|&s| in_range(s)),
+        "record stack out of range"
+    );
+    for seg in &m.segments {
+        assert!(
+            seg.blocks.iter().all(|b| in_range(b.stack)),
+            "block stack out of range"
+        );
+    }
+    assert!(
+        stacks.starts.windows(2).all(|w| w[0] <= w[1])
+            && stacks
+                .starts
+                .last()
+                .is_none_or(|&e| e as usize == stacks.frame_ids.len()),
+        "stack starts not increasing to the end of the frame ids"
+    );
+    assert!(
+        stacks
+            .frame_ids
+            .iter()
+            .all(|&f| (f as usize) < stacks.frames.len()),
+        "frame id out of range"
+    );
+}
+
 /// Panics if `profile` breaks an invariant that the viewer and the analysis rely on.
 pub fn check_profile(profile: &Profile) {
+    check_memory(profile);
     for (t, track) in profile.tracks.iter().enumerate() {
         let ev = &track.events;
         let n = ev.len();

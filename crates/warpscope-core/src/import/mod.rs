@@ -5,7 +5,9 @@
 pub mod chrome;
 pub mod json;
 pub mod nvprof;
+pub mod pickle;
 pub mod read;
+pub mod snapshot;
 pub mod sqlite;
 
 use std::fs::File;
@@ -161,6 +163,8 @@ pub enum Sniffed {
     Nvprof,
     /// Nsight Compute output.
     NsightCompute,
+    /// A Python pickle of protocol 2 to 5 (a PyTorch CUDA memory snapshot, if it is one).
+    PythonPickle,
 }
 
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
@@ -169,6 +173,10 @@ const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 pub fn sniff(head: &[u8]) -> Option<Sniffed> {
     if head.starts_with(SQLITE_MAGIC) {
         return Some(Sniffed::Sqlite);
+    }
+    // `PROTO` and a protocol that has it (2 to 5); older pickles have no header.
+    if let [0x80, 2..=5, ..] = head {
+        return Some(Sniffed::PythonPickle);
     }
     let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let first = text.iter().copied().find(|b| !b.is_ascii_whitespace());
@@ -426,6 +434,7 @@ pub fn import_timed(
         Some(Sniffed::ChromeJson) => chrome::import(input, progress),
         Some(Sniffed::Sqlite) => sqlite::import(input, progress),
         Some(Sniffed::Nvprof) => nvprof::import(input, progress),
+        Some(Sniffed::PythonPickle) => snapshot::import(input, progress),
         Some(Sniffed::NsightCompute) => Err(ImportError::Unsupported {
             path: path.to_path_buf(),
             detail: "this is Nsight Compute (ncu) output, which has per-kernel metrics but no \
@@ -459,7 +468,10 @@ fn describe_unknown(head: &[u8], compressed: bool) -> String {
         .filter(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
         .count();
     if printable * 10 < head.len().min(512) * 9 {
-        return format!("{what} is binary data, not JSON, SQLite or nvprof output");
+        return format!(
+            "{what} is binary data, not JSON, SQLite, nvprof output or a Python pickle \
+             (protocol 2 or later)"
+        );
     }
     let first_line: String = String::from_utf8_lossy(head)
         .lines()
@@ -495,6 +507,10 @@ mod tests {
             sniff(b"==PROF== Connected to process"),
             Some(Sniffed::NsightCompute)
         );
+        assert_eq!(sniff(b"\x80\x04\x95rest"), Some(Sniffed::PythonPickle));
+        assert_eq!(sniff(b"\x80\x02}q\x00"), Some(Sniffed::PythonPickle));
+        assert_eq!(sniff(b"\x80\x01}"), None);
+        assert_eq!(sniff(b"\x80\x06}"), None);
         assert_eq!(sniff(b"hello world"), None);
         assert_eq!(sniff(b"==abc== x"), None);
     }
