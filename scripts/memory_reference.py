@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""An independent reference of `warpscope memory` for PyTorch profiler traces, written from
-docs/memory.md alone (standard library only).
+"""An independent reference of `warpscope memory` for PyTorch profiler traces and CUDA allocator
+snapshots, written from docs/memory.md alone (standard library only).
 
-    python3 scripts/memory_reference.py TRACE.json[.gz] [--top N]
+    python3 scripts/memory_reference.py TRACE.json[.gz]|SNAPSHOT.pickle[.gz] [--top N]
+
+A snapshot is read with Python's own pickle module: only open snapshots you trust with it.
 
 Prints JSON: per device the peaks, start/low/end values, allocation and free counts, what is
 live at the peak (by operator and by size class), never-freed allocations and frees of older
@@ -15,6 +17,7 @@ import bisect
 import decimal
 import gzip
 import json
+import pickle
 import sys
 
 BEFORE = "(allocated before the recording)"
@@ -59,7 +62,72 @@ def integer(v):
 def load(path):
     opener = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
     with opener(path, "rb") as f:
-        return json.loads(f.read(), parse_float=decimal.Decimal)
+        data = f.read()
+    if data[:1] == b"\x80":
+        return pickle.loads(data)
+    return json.loads(data, parse_float=decimal.Decimal)
+
+
+SNAPSHOT_ACTIONS = {
+    "alloc": "alloc",
+    "free_completed": "free",
+    "free_requested": "free_requested",
+    "segment_alloc": "segment_alloc",
+    "segment_map": "segment_alloc",
+    "segment_free": "segment_free",
+    "segment_unmap": "segment_free",
+    "oom": "oom",
+    "snapshot": "snapshot",
+}
+
+
+def snapshot_operator(frames):
+    """The outermost `at::_ops::NAME::call` frame as aten::NAME, else the innermost Python frame."""
+    for f in reversed(frames):
+        name = f.get("name", "")
+        if name.startswith("at::_ops::"):
+            rest = name[len("at::_ops::"):]
+            if rest.endswith("::call"):
+                return "aten::" + rest[: -len("::call")]
+            if "::call(" in rest:
+                return "aten::" + rest[: rest.index("::call(")]
+    for f in frames:
+        if str(f.get("filename", "")).endswith(".py"):
+            base = f["filename"].rsplit("/", 1)[-1]
+            return f"{f.get('name', '')} ({base}:{f.get('line', 0)})"
+    return NO_OP
+
+
+def read_snapshot(snap):
+    """Records of a snapshot, the totals replayed per device and anchored on the end state."""
+    records, ops = [], {}
+    order = 0
+    for device, trace in enumerate(snap.get("device_traces", [])):
+        segs = [s for s in snap.get("segments", []) if s.get("device") == device]
+        end_alloc = sum(b["size"] for s in segs for b in s.get("blocks", [])
+                        if b.get("state") in ("active_allocated", "active_pending_free"))
+        end_res = sum(s["total_size"] for s in segs)
+        rows = []
+        for e in trace:
+            action = SNAPSHOT_ACTIONS.get(e.get("action"))
+            if action is None:
+                continue
+            size = e.get("size", 0)
+            da = size if action == "alloc" else -size if action == "free" else 0
+            dr = size if action == "segment_alloc" else -size if action == "segment_free" else 0
+            rows.append((e, action, da, dr))
+        base_alloc = end_alloc - sum(r[2] for r in rows)
+        base_res = end_res - sum(r[3] for r in rows)
+        a, rs = base_alloc, base_res
+        for e, action, da, dr in rows:
+            a += da
+            rs += dr
+            rec = (e["time_us"] * 1000, order, device, action, e.get("addr", 0), e.get("size", 0), a, rs, None)
+            ops[order] = snapshot_operator(e.get("frames", []))
+            order += 1
+            records.append(rec)
+    records.sort(key=lambda r: (r[0], r[1]))
+    return records, ops
 
 
 def read(trace):
@@ -145,7 +213,7 @@ def delta(r):
 
 
 def device_report(recs, stack, top):
-    changing = [r for r in recs if r[3] != "oom"]
+    changing = [r for r in recs if r[3] not in ("oom", "snapshot")]
     first = changing[0]
     value = max(first[6] - delta(first), 0)
     d = {
@@ -198,20 +266,27 @@ def device_report(recs, stack, top):
 
 
 def report(path, top):
-    records, ops = read(load(path))
+    data = load(path)
     cache = {}
+    if isinstance(data, dict) and "segments" in data and "device_traces" in data:
+        records, snap_ops = read_snapshot(data)
 
-    def stack(r):
-        key = (r[8], r[0])
-        if key not in cache:
-            cache[key] = operator_stack(ops, r[8], r[0])
-        return cache[key]
+        def stack(r):
+            return [snap_ops[r[1]]]
+    else:
+        records, ops = read(data)
+
+        def stack(r):
+            key = (r[8], r[0])
+            if key not in cache:
+                cache[key] = operator_stack(ops, r[8], r[0])
+            return cache[key]
 
     devices = []
     keys = sorted({r[2] for r in records}, key=lambda d: (-1, 0) if d == "cpu" else (0, d))
     for dev in keys:
         recs = [r for r in records if r[2] == dev]
-        if not any(r[3] != "oom" for r in recs):
+        if not any(r[3] not in ("oom", "snapshot") for r in recs):
             continue
         d = {"device": dev}
         d.update(device_report(recs, stack, top))

@@ -264,8 +264,9 @@ fn memory_records_survive_any_block_size_of_the_parallel_import() {
     }
 }
 
-/// The samples recorded with memory events.
-const SAMPLES: [&str; 7] = [
+/// The samples recorded with memory events, and the allocator snapshot.
+const SAMPLES: [&str; 8] = [
+    "kineto-h200-mem/resnet50_b32_fp32_mem_flops.snapshot.pickle.gz",
     "kineto-h200-mem/resnet50_b32_fp32_mem_flops.pt.trace.json.gz",
     "kineto-h200-mem/resnet50_b32_bf16_mem_flops.pt.trace.json.gz",
     "kineto-h200-mem/mlp_compiled_triton.pt.trace.json.gz",

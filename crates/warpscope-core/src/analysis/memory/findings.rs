@@ -67,10 +67,10 @@ pub(super) fn is_forward(attribution: &Attribution, i: usize) -> bool {
         && chain.iter().any(|&o| o != 0)
         && chain.iter().all(|&o| {
             let name = attribution.name(o);
+            let lower = name.to_ascii_lowercase();
             !(name.starts_with("autograd::")
-                || name.contains("Backward")
-                || name.starts_with("Optimizer.")
-                || name.contains("optimizer"))
+                || lower.contains("backward")
+                || lower.contains("optimizer"))
         })
 }
 
