@@ -69,13 +69,20 @@ fn the_panel_reads_the_peak_and_its_holders() {
     h.get_by_label("3.03 GiB");
     h.get_by_label("GPU 0 · NVIDIA H200 (139.80 GiB)");
     assert!(h.query_all_by_label("aten::cudnn_convolution").count() >= 1);
-    assert_eq!(h.query_all_by_label("(allocated before the recording)").count(), 2);
+    assert_eq!(
+        h.query_all_by_label("(allocated before the recording)")
+            .count(),
+        2
+    );
     h.get_by_label_contains("1. GPU 0: the reserved peak is 3.66 GiB");
     // The peak's time takes the timeline there.
     h.get_by_label("at 58.794ms").click_accesskit();
     h.run();
     let view = h.state().timeline.visible_range();
-    assert!(view.start_ns <= 58_794_000 && 58_794_000 <= view.end_ns, "{view:?}");
+    assert!(
+        view.start_ns <= 58_794_000 && 58_794_000 <= view.end_ns,
+        "{view:?}"
+    );
     assert!(view.duration_ns() < 85_000_000);
 }
 
