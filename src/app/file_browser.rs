@@ -36,10 +36,10 @@ struct Entry {
     bytes: u64,
 }
 
-/// Extensions of the files warpscope reads (the content decides the format; this only sorts the
-/// listing's wheat from its chaff).
-const PROFILE_EXTENSIONS: [&str; 9] = [
-    "json", "gz", "csv", "txt", "log", "nvvp", "sqlite", "prof", "nsys-rep",
+/// Extensions of the files warpscope reads, for the file browser and the system's Open dialog
+/// alike (the content decides the format; this only sorts the listing's wheat from its chaff).
+pub(crate) const PROFILE_EXTENSIONS: [&str; 10] = [
+    "json", "gz", "csv", "txt", "log", "nvvp", "sqlite", "prof", "nsys-rep", "pickle",
 ];
 
 /// The in-app file browser's state.

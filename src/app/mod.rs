@@ -393,10 +393,7 @@ impl WarpscopeApp {
             .spawn(move || {
                 let files = rfd::FileDialog::new()
                     .set_title("Open profiles")
-                    .add_filter(
-                        "Profiles",
-                        &["json", "gz", "csv", "txt", "log", "nvvp", "sqlite", "prof"],
-                    )
+                    .add_filter("Profiles", &file_browser::PROFILE_EXTENSIONS)
                     .add_filter("All files", &["*"])
                     .pick_files()
                     .unwrap_or_default();
