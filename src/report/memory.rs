@@ -10,7 +10,7 @@ use warpscope_core::analysis::SourceReport;
 use warpscope_core::analysis::memory::{DeviceMemory, LiveGroup, MemoryReport};
 use warpscope_core::model::MemorySource;
 use warpscope_core::time::format_duration_ns as dur;
-use warpscope_core::units::format_bytes;
+use warpscope_core::units::{format_bytes, format_share};
 
 use super::{AnalyzedRange, csv_field, describe_tool, short_name, write_warnings};
 use crate::output::OutputFormat;
@@ -80,15 +80,6 @@ fn b(bytes: i64) -> String {
 
 fn bu(bytes: u64) -> String {
     format_bytes(i64::try_from(bytes).unwrap_or(i64::MAX))
-}
-
-fn share(part: i64, whole: i64) -> String {
-    if whole <= 0 {
-        return "-".to_string();
-    }
-    #[allow(clippy::cast_precision_loss)]
-    let p = part as f64 * 100.0 / whole as f64;
-    format!("{p:.1}%")
 }
 
 fn memory_table(profile: &Profile, r: &MemoryReport, analyzed: &AnalyzedRange) -> String {
@@ -253,7 +244,7 @@ fn live_table(out: &mut String, title: &str, groups: &[LiveGroup], total: i64) {
             out,
             "  {:>12}  {:>7}  {:>7}  {}",
             b(g.bytes),
-            share(g.bytes, total),
+            format_share(g.bytes, total),
             count,
             short_name(&g.operator, 100)
         );

@@ -19,9 +19,25 @@ pub fn format_bytes(bytes: i64) -> String {
     format!("{sign}{value:.2} {}", UNITS[unit])
 }
 
+/// `part` as a share of `whole` with one decimal (`44.5%`), or `-` when `whole` is not positive.
+pub fn format_share(part: i64, whole: i64) -> String {
+    if whole <= 0 {
+        return "-".to_string();
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let p = part as f64 * 100.0 / whole as f64;
+    format!("{p:.1}%")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::format_bytes;
+    use super::{format_bytes, format_share};
+
+    #[test]
+    fn shares_have_one_decimal() {
+        assert_eq!(format_share(1, 3), "33.3%");
+        assert_eq!(format_share(5, 0), "-");
+    }
 
     #[test]
     fn bytes_read_in_binary_units() {

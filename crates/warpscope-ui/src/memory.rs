@@ -9,13 +9,12 @@ use egui::{RichText, Ui};
 use warpscope_core::analysis::memory::{
     Attribution, DeviceMemory, LiveGroup, MemoryReport, attribute, memory_report_with,
 };
-use warpscope_core::model::memory::NO_STACK;
 use warpscope_core::model::{MemoryDevice, MemorySource};
 use warpscope_core::names::short_name;
-use warpscope_core::units::format_bytes;
+use warpscope_core::units::{format_bytes, format_share};
 use warpscope_core::{Profile, TimeRange};
 
-use crate::memory_blocks::{ActiveMemory, active_memory_ui, segments_ui};
+use crate::memory_blocks::{ActiveMemory, active_memory_ui, provenance, segments_ui};
 use crate::timeline::TimelineState;
 use crate::timeline::layout::device_title;
 use crate::{ProfileKey, Selection};
@@ -279,43 +278,6 @@ fn device_ui(
     );
 }
 
-fn share(part: i64, whole: i64) -> String {
-    if whole <= 0 {
-        return "-".to_string();
-    }
-    #[allow(clippy::cast_precision_loss)]
-    let p = part as f64 * 100.0 / whole as f64;
-    format!("{p:.1}%")
-}
-
-/// The stack of record `i` (snapshots) or its operator stack (traces), for a tooltip.
-fn provenance(profile: &Profile, ops: &Attribution, i: usize) -> String {
-    let stack = profile
-        .memory
-        .events
-        .stack
-        .get(i)
-        .copied()
-        .unwrap_or(NO_STACK);
-    if stack != NO_STACK {
-        let frames: Vec<String> = profile
-            .memory
-            .stacks
-            .frames_of(stack)
-            .take(24)
-            .map(|f| {
-                let name = short_name(profile.str(f.name), 120);
-                match profile.str(f.filename) {
-                    "" | "??" => name,
-                    file => format!("{name}  ({file}:{})", f.line),
-                }
-            })
-            .collect();
-        return frames.join("\n");
-    }
-    ops.stack_text(i)
-}
-
 fn live_ui(
     ui: &mut Ui,
     profile: &Profile,
@@ -336,7 +298,7 @@ fn live_ui(
             ui.end_row();
             for g in groups {
                 ui.label(format_bytes(g.bytes));
-                ui.label(share(g.bytes, total));
+                ui.label(format_share(g.bytes, total));
                 ui.label(if g.count == 0 {
                     "-".to_string()
                 } else {

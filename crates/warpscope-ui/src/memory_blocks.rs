@@ -137,7 +137,7 @@ fn block_color(record: u32) -> Color32 {
 
 /// What an allocation's record says of where it came from: the snapshot's stack, or the
 /// operator stack of a trace.
-fn provenance(profile: &Profile, ops: &Attribution, record: usize) -> String {
+pub(crate) fn provenance(profile: &Profile, ops: &Attribution, record: usize) -> String {
     let stack = profile
         .memory
         .events

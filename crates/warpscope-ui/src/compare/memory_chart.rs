@@ -3,10 +3,10 @@
 //! FP32 against AMP shows what autocast saves.
 
 use egui::{Color32, Ui};
-use egui_plot::{Bar, BarChart, GridMark, Plot};
+use egui_plot::{Bar, BarChart, Plot};
 use warpscope_core::analysis::Comparison;
 
-use super::legend_ui;
+use super::{legend_ui, slot_axis};
 
 /// Colour of the allocated peak.
 const ALLOCATED: Color32 = Color32::from_rgb(0x4e, 0x8f, 0xd8);
@@ -21,32 +21,14 @@ pub(super) fn has_memory(c: &Comparison) -> bool {
 /// Two bars per run, in the runs' order: the allocated and the reserved peak, in GiB.
 pub(super) fn memory_chart_ui(ui: &mut Ui, c: &Comparison, height: f32) {
     let labels: Vec<String> = (1..=c.runs.len()).map(|r| format!("#{r}")).collect();
-    let slots = labels.len();
     let gib = |b: Option<i64>| {
         #[allow(clippy::cast_precision_loss)]
         b.map_or(0.0, |b| b as f64 / f64::from(1u32 << 30))
     };
-    Plot::new("compare_memory_peaks")
+    slot_axis(Plot::new("compare_memory_peaks"), labels)
         .height(height)
         .y_axis_label("GiB")
         .include_y(0.0)
-        .x_grid_spacer(move |_| {
-            (0..slots)
-                .map(|i| GridMark {
-                    #[allow(clippy::cast_precision_loss)]
-                    value: i as f64,
-                    step_size: 1.0,
-                })
-                .collect()
-        })
-        .x_axis_formatter(move |mark, _| {
-            let slot = mark.value.round();
-            if (mark.value - slot).abs() > 1e-6 || slot < 0.0 {
-                return String::new();
-            }
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            labels.get(slot as usize).cloned().unwrap_or_default()
-        })
         .show(ui, |plot| {
             for (series, offset, color) in
                 [("allocated", -0.2, ALLOCATED), ("reserved", 0.2, RESERVED)]

@@ -992,28 +992,10 @@ fn top_kernel_bars_ui(ui: &mut Ui, c: &Comparison, top: &[usize], names: &[Strin
     // Under each group its key (`K1`, as in the legend of the kernel chart, which names it); a
     // name would not fit eight groups. Hovering a bar gives the name.
     let labels: Vec<String> = (1..=names.len()).map(|k| format!("K{k}")).collect();
-    let slots = labels.len();
-    Plot::new("compare_top_kernels")
+    // One mark per kernel group, so every group is named under its bars.
+    slot_axis(Plot::new("compare_top_kernels"), labels)
         .height(height)
         .y_axis_label("ms")
-        // One mark per kernel group, so every group is named under its bars.
-        .x_grid_spacer(move |_| {
-            (0..slots)
-                .map(|i| GridMark {
-                    #[allow(clippy::cast_precision_loss)]
-                    value: i as f64,
-                    step_size: 1.0,
-                })
-                .collect()
-        })
-        .x_axis_formatter(move |mark, _| {
-            let slot = mark.value.round();
-            if (mark.value - slot).abs() > 1e-6 || slot < 0.0 {
-                return String::new();
-            }
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            labels.get(slot as usize).cloned().unwrap_or_default()
-        })
         .show(ui, |plot| {
             let n = c.runs.len();
             #[allow(clippy::cast_precision_loss)]
@@ -1045,6 +1027,28 @@ fn top_kernel_bars_ui(ui: &mut Ui, c: &Comparison, top: &[usize], names: &[Strin
         ui,
         (0..c.runs.len()).map(|r| (format!("#{} {}", r + 1, c.runs[r].label), run_color(r))),
     );
+}
+
+/// `plot` with one x-axis mark per slot 0, 1, 2... named by `labels` (groups of bars).
+fn slot_axis(plot: Plot<'_>, labels: Vec<String>) -> Plot<'_> {
+    let slots = labels.len();
+    plot.x_grid_spacer(move |_| {
+        (0..slots)
+            .map(|i| GridMark {
+                #[allow(clippy::cast_precision_loss)]
+                value: i as f64,
+                step_size: 1.0,
+            })
+            .collect()
+    })
+    .x_axis_formatter(move |mark, _| {
+        let slot = mark.value.round();
+        if (mark.value - slot).abs() > 1e-6 || slot < 0.0 {
+            return String::new();
+        }
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        labels.get(slot as usize).cloned().unwrap_or_default()
+    })
 }
 
 /// A plot's legend, under it rather than over its points: a colour swatch and a name per

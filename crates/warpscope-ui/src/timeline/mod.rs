@@ -615,17 +615,9 @@ pub fn timeline_ui(
                     if !mesh.is_empty() {
                         lanes_painter.add(Shape::Mesh(mesh));
                     }
-                    if let Some(p) = hover_pos
-                        && p.y >= y0
-                        && p.y < y0 + h
+                    if let Some((start_ns, end_ns)) =
+                        hovered_column(hover_pos, y0, h, lanes_rect, &state.view, width)
                     {
-                        let x = p.x - lanes_rect.left();
-                        let (start_ns, end_ns) = utilisation::span_of(
-                            &state.view,
-                            width,
-                            x - utilisation::COLUMN_PX,
-                            x + utilisation::COLUMN_PX,
-                        );
                         hit = Some(Hit::Utilisation {
                             device,
                             start_ns,
@@ -642,17 +634,9 @@ pub fn timeline_ui(
                         Pos2::new(lanes_rect.right(), y0 + h),
                     );
                     memory_lane::memory_lane_ui(&lanes_painter, r, curve, &state.view, weak);
-                    if let Some(p) = hover_pos
-                        && p.y >= y0
-                        && p.y < y0 + h
+                    if let Some((start_ns, end_ns)) =
+                        hovered_column(hover_pos, y0, h, lanes_rect, &state.view, width)
                     {
-                        let x = p.x - lanes_rect.left();
-                        let (start_ns, end_ns) = utilisation::span_of(
-                            &state.view,
-                            width,
-                            x - utilisation::COLUMN_PX,
-                            x + utilisation::COLUMN_PX,
-                        );
                         hit = Some(Hit::Memory {
                             device,
                             start_ns,
@@ -968,6 +952,26 @@ pub fn timeline_ui(
         range_selected,
         response,
     }
+}
+
+/// The time span under the pointer's column of a lane at `y0`, `h` high, if the pointer is over
+/// that lane (utilisation and memory lanes).
+fn hovered_column(
+    hover_pos: Option<Pos2>,
+    y0: f32,
+    h: f32,
+    lanes_rect: Rect,
+    view: &Viewport,
+    width: f32,
+) -> Option<(i64, i64)> {
+    let p = hover_pos.filter(|p| p.y >= y0 && p.y < y0 + h)?;
+    let x = p.x - lanes_rect.left();
+    Some(utilisation::span_of(
+        view,
+        width,
+        x - utilisation::COLUMN_PX,
+        x + utilisation::COLUMN_PX,
+    ))
 }
 
 /// Screen rectangle of `ev` if its lane is placed.
