@@ -76,6 +76,12 @@ impl ProfileBuilder {
     /// The records in time order on the profile's clock, tracks as numbered by `position` (old
     /// track id to place in the finished profile). Records that cannot be placed within the
     /// time limit of the origin are left out and counted.
+    ///
+    /// Compact keys (time, index of the push) are sorted rather than the records: a Kineto
+    /// trace's records come as runs already in order (one per thread and profiling window),
+    /// which the stable sort merges, and the keys are a fifth of the records' bytes (sorting
+    /// the records took 30 ms for 571 k of them). The records are then put in that order in
+    /// place, so no second copy of them is made.
     pub(super) fn finish_memory(
         &mut self,
         origin_raw_ns: i64,
@@ -91,8 +97,15 @@ impl ProfileBuilder {
             None => false,
         });
         let dropped = (before - records.len()) as u64;
+        let mut keys: Vec<(i64, usize)> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.time_ns, i))
+            .collect();
         // Stable: records of one time stay in the allocator's order.
-        records.sort_by_key(|r| r.time_ns);
+        crate::parallel::sort_by_key(&mut keys, |&(t, _)| t);
+        permute(&mut records, &mut keys);
+        drop(keys);
         let n = records.len();
         let mut ev = MemoryEvents {
             time_ns: Vec::with_capacity(n),
@@ -138,6 +151,28 @@ impl ProfileBuilder {
     }
 }
 
+/// Puts the element at `order[k].1` at `k` for every `k`, in place, one cycle of the
+/// permutation after the other (`order` is a permutation of the indices of `v`, used up: each
+/// index is set to `usize::MAX` once its place is filled).
+fn permute<T: Copy>(v: &mut [T], order: &mut [(i64, usize)]) {
+    for start in 0..v.len() {
+        if order[start].1 == usize::MAX {
+            continue;
+        }
+        let first = v[start];
+        let mut k = start;
+        loop {
+            let from = std::mem::replace(&mut order[k].1, usize::MAX);
+            if from == start {
+                v[k] = first;
+                break;
+            }
+            v[k] = v[from];
+            k = from;
+        }
+    }
+}
+
 /// Replays the totals of every device that has a record with [`UNKNOWN_TOTAL`] (records in
 /// time order); returns how many records that device's replay covered.
 fn replay_unknown_totals(records: &mut [MemoryRecord]) -> u64 {
@@ -170,4 +205,29 @@ fn replay_unknown_totals(records: &mut [MemoryRecord]) -> u64 {
         }
     }
     replayed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::permute;
+
+    #[test]
+    fn permute_puts_every_element_where_the_order_says() {
+        let mut seed: u64 = 11;
+        for n in [0usize, 1, 2, 3, 10, 257] {
+            let v: Vec<u32> = (0..n as u32).map(|x| x * 7 + 1).collect();
+            // A shuffled order (Fisher-Yates).
+            let mut order: Vec<(i64, usize)> = (0..n).map(|i| (0, i)).collect();
+            for i in (1..n).rev() {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                order.swap(i, (seed >> 33) as usize % (i + 1));
+            }
+            let want: Vec<u32> = order.iter().map(|&(_, i)| v[i]).collect();
+            let mut got = v.clone();
+            permute(&mut got, &mut order);
+            assert_eq!(got, want, "n = {n}");
+        }
+    }
 }

@@ -184,7 +184,14 @@ impl ChromeState {
                         name: name_text.to_string(),
                     });
                 } else if name_text == MEMORY_EVENT || name_text == OOM_EVENT {
-                    self.memory_event(name_text == OOM_EVENT, pid, tid, ts_ns, ev.args);
+                    self.memory_event(
+                        name_text == OOM_EVENT,
+                        pid,
+                        tid,
+                        ts_ns,
+                        ev.args,
+                        ev.memory_args,
+                    );
                 } else {
                     let name = self.b.intern(name_text);
                     let track = self.thread_track(pid, tid);

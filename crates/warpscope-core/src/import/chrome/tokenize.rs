@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use super::classify::{Class, GpuArgs, classify, kind_reads_args, read_gpu_args};
+use super::memory::{MEMORY_EVENT, MemoryArgs, OOM_EVENT, read_plain};
 use crate::import::json::{self, Parser, SyntaxError, Value};
 
 /// A pid or tid as read, before normalisation.
@@ -35,6 +36,9 @@ pub(super) struct RawEvent<'a> {
     /// lenient tokens in them.
     pub(super) gpu_args: GpuArgs,
     pub(super) gpu_args_read: Option<u64>,
+    /// The args of a memory instant, read in place where they are laid out as Kineto writes
+    /// them ([`read_plain`]; `None` otherwise, and they are parsed from `args`).
+    pub(super) memory_args: Option<MemoryArgs>,
     /// The class of `cat`, where the tokenizer needed it to decide on reading the args (the
     /// importer then does not classify it again).
     pub(super) class: Option<Class>,
@@ -234,6 +238,22 @@ pub(super) fn parse_event<'a>(
                     // Broken inside: skipped as any object, and read from its text later.
                 }
                 ev.gpu_args_read = None;
+                if matches!(ev.ph, b'i' | b'I' | b'R')
+                    && ev
+                        .name
+                        .as_deref()
+                        .is_some_and(|n| n == MEMORY_EVENT || n == OOM_EVENT)
+                    && p.peek() == Some(b'{')
+                {
+                    let start = p.offset();
+                    if let Some((args, len)) = read_plain(p.text(start, usize::MAX)) {
+                        ev.memory_args = Some(args);
+                        ev.args = Some(p.text(start, start + len));
+                        p.seek(start + len);
+                        return Ok(());
+                    }
+                }
+                ev.memory_args = None;
                 if let Value::Object(text) = p.value()? {
                     ev.args = Some(text);
                 }
@@ -265,6 +285,7 @@ impl RawEvent<'_> {
             args,
             gpu_args: _,
             gpu_args_read,
+            memory_args,
             class,
             bad_field,
             keys,
@@ -273,6 +294,7 @@ impl RawEvent<'_> {
         (*pid, *tid, *id, *bind_id) = (None, None, None, None);
         (*flow_in, *flow_out, *bp_enclosing, *scope) = (false, false, false, 0);
         (*args, *gpu_args_read, *class, *bad_field, *keys) = (None, None, None, None, 0);
+        *memory_args = None;
     }
 }
 
