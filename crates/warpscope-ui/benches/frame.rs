@@ -2,17 +2,23 @@
 //! header and GPU-activities table below): `egui::Context::run_ui` at 1920x1080, zoomed out to
 //! the whole run and zoomed in to 10 µs in the middle, on the 466k-event resnet50_b32_60steps
 //! trace and on a 10× larger profile built from it. Tessellation is timed separately. The
-//! utilisation lanes are also timed alone (their index built once, then painted every frame).
+//! utilisation lanes are also timed alone (their index built once, then painted every frame), and
+//! so are the memory lanes (their curves built once), on the memory sample in `sample_profiles/`
+//! and on any profile with memory records.
 //! Run with `cargo bench -p warpscope-ui --bench frame`.
 //!
 //! `WARPSCOPE_BENCH_TRACE=FILE` also measures a real file (the 1.4 GB trace that
-//! `scripts/gen_kineto_trace.py SRC OUT --copies 10` writes, say); `WARPSCOPE_BENCH_FRAMES=N`
-//! times N frames per view instead of 50.
+//! `scripts/gen_kineto_trace.py SRC OUT --copies 10` writes, say; for the memory lanes, a
+//! memory-dense one: `scripts/gen_kineto_trace.py
+//! sample_profiles/resnet50_b32_fp32_mem_flops.pt.trace.json.gz OUT --copies 219`, 4.7 M
+//! events of which 782 k memory records); `WARPSCOPE_BENCH_FRAMES=N` times N frames per view
+//! instead of 50. `WARPSCOPE_BENCH_SAMPLES=0` skips the traces of `../shared/samples`.
 
 use std::path::Path;
 use std::time::Instant;
 
 use warpscope_core::analysis::insight::{AnalyzeOptions, device_activity};
+use warpscope_core::analysis::memory::MemoryCurve;
 use warpscope_core::analysis::range_index::ActivityCover;
 use warpscope_core::model::{EventKind, TrackKey};
 use warpscope_core::{Profile, ProfileBuilder, Progress, TimeRange, import_file};
@@ -20,6 +26,7 @@ use warpscope_ui::Selection;
 use warpscope_ui::activity_index::activity_index;
 use warpscope_ui::range_stats::range_stats_ui;
 use warpscope_ui::tables::{TableKind, TablesState, tables_ui};
+use warpscope_ui::timeline::memory_lane::memory_lane_ui;
 use warpscope_ui::timeline::utilisation::utilisation_ui;
 use warpscope_ui::timeline::view::Viewport;
 use warpscope_ui::timeline::{TimelineState, timeline_ui};
@@ -27,6 +34,11 @@ use warpscope_ui::timeline::{TimelineState, timeline_ui};
 const SAMPLE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../../shared/samples/kineto-h100/resnet50_b32_60steps.pt.trace.json.gz"
+);
+/// A trace with memory records (3,572 of them), shipped with the repository.
+const MEMORY_SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../sample_profiles/resnet50_b32_fp32_mem_flops.pt.trace.json.gz"
 );
 /// Frames per view unless `WARPSCOPE_BENCH_FRAMES` says otherwise.
 const FRAMES: usize = 50;
@@ -36,7 +48,11 @@ fn main() {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(FRAMES);
-    if let Some(profile) = load(Path::new(SAMPLE)) {
+    if let Some(profile) = load(Path::new(MEMORY_SAMPLE)) {
+        measure_memory("memory sample", &profile, frames);
+    }
+    let samples = std::env::var("WARPSCOPE_BENCH_SAMPLES").map_or(true, |v| v != "0");
+    if samples && let Some(profile) = load(Path::new(SAMPLE)) {
         measure("466k", &profile, frames);
         let t = Instant::now();
         let big = replicate(&profile, 10);
@@ -52,6 +68,7 @@ fn main() {
         && let Some(profile) = load(Path::new(&path))
     {
         measure("trace", &profile, frames);
+        measure_memory("trace", &profile, frames);
     }
     if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
         println!("loadavg: {}", load.trim());
@@ -195,6 +212,78 @@ fn measure_utilisation(label: &str, profile: &Profile, whole: TimeRange, frames:
             pct(&mut ui_ms, 0.95),
             pct(&mut tess_ms, 0.5),
             activity.len()
+        );
+    }
+}
+
+/// The memory lanes alone: the curves built once, then every device's lane painted at 1700 px
+/// per frame, zoomed out to the whole run, to a thousandth of it, and to 10 µs. Each pixel
+/// column is two binary searches and a walk up the block maxima, so the cost should not grow
+/// with the records.
+fn measure_memory(label: &str, profile: &Profile, frames: usize) {
+    let t = Instant::now();
+    let curves = MemoryCurve::all(profile);
+    let points: usize = curves.iter().map(MemoryCurve::len).sum();
+    println!(
+        "{label}: memory curves built in {:.1} ms ({} records, {points} points, {} lanes)",
+        ms(t),
+        profile.memory.events.len(),
+        curves.len()
+    );
+    let Some((start_ns, end_ns)) = curves
+        .iter()
+        .filter_map(|c| Some((*c.time_ns.first()?, *c.time_ns.last()?)))
+        .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+    else {
+        return;
+    };
+    let whole = TimeRange::new(start_ns, end_ns + 1);
+    let mid = whole.start_ns + whole.duration_ns() / 2;
+    let half = (whole.duration_ns() / 2_000).max(1);
+    let ctx = egui::Context::default();
+    for (name, range) in [
+        ("whole run", whole),
+        ("1/1000", TimeRange::new(mid - half, mid + half)),
+        ("10 µs", TimeRange::new(mid - 5_000, mid + 5_000)),
+    ] {
+        #[allow(clippy::cast_precision_loss)]
+        let view = Viewport::new(range.start_ns as f64, range.end_ns as f64);
+        let mut ui_ms = Vec::new();
+        let mut ui_cpu_ms = Vec::new();
+        let mut tess_ms = Vec::new();
+        let mut shapes = 0;
+        for _ in 0..frames {
+            let cpu = on_cpu_ns();
+            let t = Instant::now();
+            let mut out = ctx.run_ui(full_hd(), |ui| {
+                let painter = ui.painter();
+                for (i, curve) in curves.iter().enumerate() {
+                    #[allow(clippy::cast_precision_loss)]
+                    let top = 40.0 + 30.0 * i as f32;
+                    let rect =
+                        egui::Rect::from_min_size(egui::pos2(200.0, top), egui::vec2(1700.0, 28.0));
+                    memory_lane_ui(painter, rect, curve, &view, egui::Color32::GRAY);
+                }
+            });
+            ui_ms.push(ms(t));
+            if let (Some(before), Some(after)) = (cpu, on_cpu_ns()) {
+                #[allow(clippy::cast_precision_loss)]
+                ui_cpu_ms.push(after.saturating_sub(before) as f64 / 1e6);
+            }
+            out.textures_delta.clear();
+            shapes = out.shapes.len();
+            let t = Instant::now();
+            drop(ctx.tessellate(out.shapes, out.pixels_per_point));
+            tess_ms.push(ms(t));
+        }
+        println!(
+            "{label} memory lanes {name:>10}: paint median {:.3} ms, p95 {:.3} ms (on CPU: median {:.3} ms, p95 {:.3} ms) | tessellation median {:.3} ms | {shapes} shapes, {} lanes",
+            pct(&mut ui_ms, 0.5),
+            pct(&mut ui_ms, 0.95),
+            pct(&mut ui_cpu_ms, 0.5),
+            pct(&mut ui_cpu_ms, 0.95),
+            pct(&mut tess_ms, 0.5),
+            curves.len()
         );
     }
 }
