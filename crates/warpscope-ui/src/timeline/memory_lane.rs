@@ -1,7 +1,8 @@
 //! The memory lane of a device: allocated memory filled and reserved memory as a line, both the
 //! largest value under each pixel column, on a scale of the run's reserved peak; the allocated
-//! peak marked. Each column is two binary searches and a walk up the curve's block maxima
-//! ([`MemoryCurve::max_in`]), so a frame costs the same at any zoom and any number of records.
+//! peak marked. Each column is two searches forward from the last column's and a walk up the
+//! curve's block maxima ([`MemoryCurve::sweep`]), so a frame costs about the same at any zoom and
+//! any number of records.
 
 use crate::format_duration;
 use egui::{Align2, Color32, FontId, Mesh, Painter, Pos2, Rect, Shape, Stroke};
@@ -55,10 +56,11 @@ pub fn memory_lane_ui(
             );
         }
     };
+    let mut sweep = curve.sweep();
     while x < width {
         let x1 = (x + COLUMN_PX).min(width);
         let (a, b) = span_of(view, width, x, x1);
-        let column = curve.max_in(a, b);
+        let column = sweep.max_in(a, b);
         let top = column.map_or(bottom, |m| y_of(m.allocated_bytes).round());
         match run {
             Some((_, t)) if (t - top).abs() < 0.5 => {}

@@ -103,17 +103,36 @@ impl MemoryCurve {
     /// The largest values over `[start_ns, end_ns)`: the value in force at `start_ns` and every
     /// point inside. `None` where the span ends before the first point.
     pub fn max_in(&self, start_ns: i64, end_ns: i64) -> Option<SpanMax> {
-        let first = self.at(start_ns).unwrap_or(0);
-        let end = self.time_ns.partition_point(|&t| t < end_ns);
-        if end == 0 || first >= end {
-            return self.at(start_ns).map(|i| SpanMax {
+        let upto_start = self.time_ns.partition_point(|&t| t <= start_ns);
+        let before_end = self.time_ns.partition_point(|&t| t < end_ns);
+        self.max_of(upto_start, before_end)
+    }
+
+    /// A [`Sweep`]: [`MemoryCurve::max_in`] for spans that move forward, as the columns of a
+    /// lane do.
+    pub fn sweep(&self) -> Sweep<'_> {
+        Sweep {
+            curve: self,
+            upto_start: 0,
+            before_end: 0,
+            last: (i64::MIN, i64::MIN),
+        }
+    }
+
+    /// [`MemoryCurve::max_in`] of a span given by the number of points at or before its start
+    /// and the number before its end.
+    fn max_of(&self, upto_start: usize, before_end: usize) -> Option<SpanMax> {
+        let at_start = upto_start.checked_sub(1);
+        let first = at_start.unwrap_or(0);
+        if before_end == 0 || first >= before_end {
+            return at_start.map(|i| SpanMax {
                 allocated_bytes: self.allocated_bytes[i],
                 reserved_bytes: self.reserved_bytes[i],
             });
         }
         Some(SpanMax {
-            allocated_bytes: self.range_max(first, end, |l| &l.0, &self.allocated_bytes),
-            reserved_bytes: self.range_max(first, end, |l| &l.1, &self.reserved_bytes),
+            allocated_bytes: self.range_max(first, before_end, |l| &l.0, &self.allocated_bytes),
+            reserved_bytes: self.range_max(first, before_end, |l| &l.1, &self.reserved_bytes),
         })
     }
 
@@ -149,6 +168,52 @@ impl MemoryCurve {
             level += 1;
         }
     }
+}
+
+/// [`MemoryCurve::max_in`] for a run of spans whose starts and ends do not move back (the pixel
+/// columns of a lane, left to right): each span's bounds are searched forward from the last
+/// one's, first in steps that double and then by halving, so a column costs the logarithm of
+/// the points it holds rather than of all of them, and reads memory near the last column's. Two
+/// binary searches over the whole curve per column were most of a lane's frame at 782 k
+/// points: each step of them a cache miss.
+pub struct Sweep<'a> {
+    curve: &'a MemoryCurve,
+    /// Points at or before the last span's start.
+    upto_start: usize,
+    /// Points before the last span's end.
+    before_end: usize,
+    /// The last span.
+    last: (i64, i64),
+}
+
+impl Sweep<'_> {
+    /// [`MemoryCurve::max_in`] of `[start_ns, end_ns)`. A span that starts or ends before the
+    /// last one is searched from the first point again (same result, the cost of `max_in`).
+    pub fn max_in(&mut self, start_ns: i64, end_ns: i64) -> Option<SpanMax> {
+        if start_ns < self.last.0 || end_ns < self.last.1 {
+            (self.upto_start, self.before_end) = (0, 0);
+        }
+        self.last = (start_ns, end_ns);
+        let t = &self.curve.time_ns;
+        self.upto_start = gallop(t, self.upto_start, |x| x <= start_ns);
+        self.before_end = gallop(t, self.before_end, |x| x < end_ns);
+        self.curve.max_of(self.upto_start, self.before_end)
+    }
+}
+
+/// `from` plus the number of points from `from` on that hold `pred`, for a `pred` that holds
+/// for a prefix of `t` (as `partition_point`), found by doubling steps from `from` and then a
+/// binary search within the last step.
+fn gallop(t: &[i64], from: usize, pred: impl Fn(i64) -> bool) -> usize {
+    let (mut lo, mut hi, mut step) = (from, from, 1usize);
+    // Every point before `lo` holds `pred`; the answer is at most `hi`.
+    while hi < t.len() && pred(t[hi]) {
+        lo = hi + 1;
+        hi = hi.saturating_add(step);
+        step = step.saturating_mul(2);
+    }
+    let hi = hi.min(t.len());
+    lo + t[lo..hi].partition_point(|&x| pred(x))
 }
 
 fn block_max(values: &[i64]) -> Vec<i64> {
@@ -211,6 +276,60 @@ mod tests {
                 want.map(|w| w * 2),
                 "span {a}..{b}"
             );
+        }
+    }
+
+    #[test]
+    fn a_sweep_equals_max_in_at_every_column() {
+        // Points at equal times too, and columns of every width from below one point's spacing
+        // to many points, some of them moving back (a new sweep from the first point).
+        let v: Vec<i64> = (0..(BLOCK * BLOCK * 2 + 5) as i64)
+            .map(|i| (i * 7919) % 1000)
+            .collect();
+        let mut c = curve(&v);
+        // The block maxima depend on the values only.
+        for (i, t) in c.time_ns.iter_mut().enumerate() {
+            *t = (i as i64 / 3) * 10;
+        }
+        let end = *c.time_ns.last().unwrap() + 20;
+        for width in [1i64, 3, 10, 25, 70, 640, 5000] {
+            let mut sweep = c.sweep();
+            let mut a = -15;
+            let mut k = 0;
+            while a < end {
+                let b = a + width;
+                assert_eq!(
+                    sweep.max_in(a, b),
+                    c.max_in(a, b),
+                    "width {width}, {a}..{b}"
+                );
+                k += 1;
+                // Now and then a span that starts earlier, or one just as wide.
+                a = if k % 17 == 0 { a - width * 3 } else { b };
+            }
+        }
+        // Empty spans, and spans before and after every point.
+        let mut sweep = c.sweep();
+        for (a, b) in [
+            (-50, -40),
+            (-40, -40),
+            (0, 0),
+            (0, 1),
+            (end, end + 5),
+            (end + 9, end + 9),
+        ] {
+            assert_eq!(sweep.max_in(a, b), c.max_in(a, b), "{a}..{b}");
+        }
+    }
+
+    #[test]
+    fn gallop_equals_partition_point_from_any_start() {
+        let t: Vec<i64> = (0..300).map(|i| i / 2).collect();
+        for x in -1..152 {
+            let want = t.partition_point(|&v| v <= x);
+            for from in (0..=want).step_by(7).chain([want]) {
+                assert_eq!(gallop(&t, from, |v| v <= x), want, "x {x} from {from}");
+            }
         }
     }
 }

@@ -7,7 +7,7 @@ mod curve;
 mod findings;
 
 pub use attribution::{Attribution, NO_OPERATOR, attribute, stack_operator};
-pub use curve::{MemoryCurve, SpanMax};
+pub use curve::{MemoryCurve, SpanMax, Sweep};
 pub use findings::{MemoryFinding, MemoryRule};
 
 use rustc_hash::FxHashMap;
