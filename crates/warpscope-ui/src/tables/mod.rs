@@ -16,9 +16,15 @@ use warpscope_core::{Profile, TimeRange};
 use crate::activity_index::activity_index;
 use crate::{ProfileKey, Selection};
 
+mod cell;
+mod columns;
 mod rows;
 
-pub use rows::{Cell, ColumnSpec, Row, TableRows, format_bytes};
+pub use cell::{Cell, format_bytes};
+pub use columns::{
+    ACTIVITY_COLUMNS, API_COLUMNS, COPY_COLUMNS, KERNEL_COLUMNS, KernelEntry, OP_COLUMNS,
+};
+pub use rows::{ColumnDef, ColumnSpec, Row, TableRows, cells_of, name_column};
 
 /// Which of the five tables is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
