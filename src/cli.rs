@@ -698,7 +698,7 @@ fn warn_beside(profile: &Profile, format: OutputFormat) {
         eprintln!(
             "warpscope: warning: {}: {}",
             profile.source.path.display(),
-            report::warning_text(w)
+            crate::warning_text(w)
         );
     }
 }

@@ -184,7 +184,7 @@ fn export_one(file: &Path, position: usize, out: &Path, format: ExportFormat) ->
         eprintln!(
             "warpscope: warning: {}: {}",
             file.display(),
-            crate::report::warning_text(w)
+            crate::warning_text(w)
         );
     }
     let mut facts = None;
