@@ -19,7 +19,7 @@ import re
 import sys
 
 ROOTS = ["crates/warpscope-core", "crates/warpscope-ui", "crates/warpscope-live",
-         "crates/warpscope-export", "."]
+         "crates/warpscope-parquet", "."]
 
 # Circles known and left for now, with who resolves them: printed, not failed.
 KNOWN = {
