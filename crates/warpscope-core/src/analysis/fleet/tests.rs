@@ -441,7 +441,7 @@ fn a_rank_without_gpu_activity_is_left_out_of_the_median_compute() {
     assert_eq!((s.rank, s.extra_compute_ns), (1, 100_000));
     assert_eq!(
         s.reason,
-        "compute 100.00us (5.0%) above the median rank's 2.0000ms"
+        "compute 100.00µs (5.0%) above the median rank's 2.0000ms"
     );
 }
 
