@@ -457,9 +457,17 @@ fn every_table_has_a_cell_under_each_header() {
     let profile = resnet();
     for kind in TableKind::ALL {
         let table = TableRows::compute(profile, kind, TimeRange::ALL);
-        assert!(!table.rows.is_empty() || kind == TableKind::ApiCalls, "{kind:?}");
+        assert!(
+            !table.rows.is_empty() || kind == TableKind::ApiCalls,
+            "{kind:?}"
+        );
         for row in &table.rows {
-            assert_eq!(row.cells.len(), table.columns.len(), "{kind:?} {}", row.name);
+            assert_eq!(
+                row.cells.len(),
+                table.columns.len(),
+                "{kind:?} {}",
+                row.name
+            );
             assert_eq!(row.cells[table.name_col].text(), row.name, "{kind:?}");
         }
     }
@@ -475,6 +483,12 @@ fn every_table_has_a_cell_under_each_header() {
         .unwrap();
     assert_eq!(under("Time"), Cell::DurationNs(activity.stats.total_ns));
     assert_eq!(under("Calls"), Cell::Count(activity.stats.calls));
-    assert_eq!(under("Median"), Cell::MaybeDurationNs(activity.stats.median_ns));
-    assert_eq!(kernels.columns.last().map(|c| c.title.as_ref()), Some("Name"));
+    assert_eq!(
+        under("Median"),
+        Cell::MaybeDurationNs(activity.stats.median_ns)
+    );
+    assert_eq!(
+        kernels.columns.last().map(|c| c.title.as_ref()),
+        Some("Name")
+    );
 }

@@ -227,12 +227,7 @@ const OP_RUN_COLUMNS: &[RunColumn<Aligned<OpStats>>] = &[
         92.0,
         |a, r| Cell::MaybeDurationNs(of_run(a, r).map(|s| s.gpu_ns)),
     ),
-    RunColumn::vs_baseline(
-        "×",
-        "CPU total in {run} over the baseline's",
-        70.0,
-        ratio,
-    ),
+    RunColumn::vs_baseline("×", "CPU total in {run} over the baseline's", 70.0, ratio),
 ];
 
 /// The table of `items`: the `lead` columns, then the `per_run` columns for each run in order.

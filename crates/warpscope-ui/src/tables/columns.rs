@@ -14,9 +14,12 @@ use super::{Cell, ColumnDef, TableKind, TableRows};
 
 /// The columns of the GPU activities table (kernels, copies and sets, as nvprof prints them).
 pub const ACTIVITY_COLUMNS: &[ColumnDef<ActivityRow>] = &[
-    ColumnDef::new("Time(%)", "Share of the total time of the table", 72.0, |r| {
-        Cell::Percent(r.time_pct)
-    }),
+    ColumnDef::new(
+        "Time(%)",
+        "Share of the total time of the table",
+        72.0,
+        |r| Cell::Percent(r.time_pct),
+    ),
     ColumnDef::new("Time", "Summed duration", 86.0, |r| {
         Cell::DurationNs(r.stats.total_ns)
     }),
@@ -26,7 +29,9 @@ pub const ACTIVITY_COLUMNS: &[ColumnDef<ActivityRow>] = &[
     ColumnDef::new("Avg", "Mean duration", 86.0, |r| {
         Cell::DurationNs(r.stats.avg_ns)
     }),
-    ColumnDef::new("Min", "Shortest", 86.0, |r| Cell::DurationNs(r.stats.min_ns)),
+    ColumnDef::new("Min", "Shortest", 86.0, |r| {
+        Cell::DurationNs(r.stats.min_ns)
+    }),
     ColumnDef::new("Max", "Longest", 86.0, |r| Cell::DurationNs(r.stats.max_ns)),
     ColumnDef::new("Median", "Median duration", 86.0, |r| {
         Cell::MaybeDurationNs(r.stats.median_ns)
@@ -138,7 +143,9 @@ pub const API_COLUMNS: &[ColumnDef<ApiRow>] = &[
     ColumnDef::new("Avg", "Mean duration", 86.0, |r| {
         Cell::DurationNs(r.stats.avg_ns)
     }),
-    ColumnDef::new("Min", "Shortest", 86.0, |r| Cell::DurationNs(r.stats.min_ns)),
+    ColumnDef::new("Min", "Shortest", 86.0, |r| {
+        Cell::DurationNs(r.stats.min_ns)
+    }),
     ColumnDef::new("Max", "Longest", 86.0, |r| Cell::DurationNs(r.stats.max_ns)),
     ColumnDef::new("Median", "Median duration", 86.0, |r| {
         Cell::MaybeDurationNs(r.stats.median_ns)
@@ -228,7 +235,12 @@ impl TableRows {
             }
             TableKind::Kernels => {
                 let (entries, total_ns) = kernel_entries(profile, gpu_activities(), range);
-                Self::from_columns(KERNEL_COLUMNS, entries, true, Some(("kernel time", total_ns)))
+                Self::from_columns(
+                    KERNEL_COLUMNS,
+                    entries,
+                    true,
+                    Some(("kernel time", total_ns)),
+                )
             }
             TableKind::Copies => {
                 let rows = analysis::copies_by_kind(profile, range);
