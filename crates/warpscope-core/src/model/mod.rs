@@ -102,7 +102,7 @@ pub struct Device {
     pub name: String,
     /// Compute capability (major, minor).
     pub compute_capability: Option<(u32, u32)>,
-    /// Number of streaming multiprocessors.
+    /// Number of streaming multiprocessors (NVIDIA), or of compute units (AMD).
     pub sm_count: Option<u32>,
     /// Global memory in bytes.
     pub memory_bytes: Option<u64>,
@@ -110,6 +110,23 @@ pub struct Device {
     pub memory_bandwidth_bytes_per_s: Option<u64>,
     /// Other properties as (name, value) pairs, in file order.
     pub properties: Vec<(String, String)>,
+    /// Who made the device, when the file says.
+    pub vendor: GpuVendor,
+    /// AMD ISA name (`gfx942`), when the file says.
+    pub gfx_target: Option<String>,
+}
+
+/// Who made a [`Device`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuVendor {
+    /// The file does not say.
+    #[default]
+    Unknown,
+    /// NVIDIA.
+    Nvidia,
+    /// AMD.
+    Amd,
 }
 
 /// A process or thread id as written in the file: a number, or an opaque string.
