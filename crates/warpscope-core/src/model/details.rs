@@ -142,13 +142,19 @@ impl CopyKind {
 
     /// The nvprof-style activity name (`[CUDA memcpy HtoD]`, `[CUDA memset]`).
     pub fn activity_name(self) -> String {
+        self.activity_name_in("CUDA")
+    }
+
+    /// The activity name with the runtime's name of the profile ([`super::Profile::runtime_name`]):
+    /// `[HIP memcpy HtoD]` on AMD.
+    pub fn activity_name_in(self, runtime: &str) -> String {
         match self {
-            Self::Memset => "[CUDA memset]".to_string(),
+            Self::Memset => format!("[{runtime} memset]"),
             Self::UnifiedHtoD => "[Unified Memory Memcpy HtoD]".to_string(),
             Self::UnifiedDtoH => "[Unified Memory Memcpy DtoH]".to_string(),
             Self::UnifiedDtoD => "[Unified Memory Memcpy DtoD]".to_string(),
-            Self::Unknown => "[CUDA memcpy]".to_string(),
-            other => format!("[CUDA memcpy {}]", other.as_str()),
+            Self::Unknown => format!("[{runtime} memcpy]"),
+            other => format!("[{runtime} memcpy {}]", other.as_str()),
         }
     }
 }
