@@ -534,6 +534,7 @@ fn everything_profile() -> Profile {
             external_id: Some(1011),
             mangled_name: Some(mangled),
             process_group: Some(group),
+            ..KernelInfo::default()
         },
         0,
     );

@@ -139,8 +139,13 @@ pub(super) fn read_into(
     let (rows, bytes) = rows(input, path)?;
     let file_counts = counts_of_file(path);
     let mut summary = RecordedSummary::default();
-    let mut without_extremes = 0;
+    let (mut without_extremes, mut negative) = (0, 0);
     for r in rows {
+        let times = [Some(r.total_ns), Some(r.avg_ns), r.min_ns, r.max_ns];
+        if times.iter().flatten().any(|&t| t < 0) {
+            negative += 1;
+            continue;
+        }
         let counts = file_counts.unwrap_or_else(|| counts_of_name(&r.name));
         let (section, name) = match counts {
             Counts::Api => (SummarySection::ApiCalls, r.name),
@@ -164,6 +169,11 @@ pub(super) fn read_into(
             max_ns: r.max_ns.unwrap_or(r.avg_ns),
         });
     }
+    b.warn(
+        "negative_summary_times",
+        negative,
+        "summary rows with a negative time were skipped",
+    );
     b.warn(
         "stats_without_min_max",
         without_extremes,
@@ -203,11 +213,11 @@ mod tests {
         let v3 = b"\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\",\"MinNs\",\"MaxNs\",\"StdDev\"\n\
 \"hipFree\",12,1994421,166201.750000,0.6470,7790,1036046,299086.860470\n\
 \"hipSetDevice\",1,660,660.000000,2.141e-04,660,660,0.00000000e+00";
-        let (rows, _) = rows(&v3[..], Path::new("hip_api_stats.csv")).unwrap();
-        assert_eq!(rows.len(), 2);
-        assert_eq!(rows[0].avg_ns, 166_201);
-        assert_eq!(rows[0].min_ns, Some(7790));
-        assert!((rows[1].percentage - 2.141e-4).abs() < 1e-12);
+        let (read, _) = rows(&v3[..], Path::new("hip_api_stats.csv")).unwrap();
+        assert_eq!(read.len(), 2);
+        assert_eq!(read[0].avg_ns, 166_201);
+        assert_eq!(read[0].min_ns, Some(7790));
+        assert!((read[1].percentage - 2.141e-4).abs() < 1e-12);
         let bad = b"\"Name\",\"Calls\",\"TotalDurationNs\"\n\"k\",x,1\n";
         let err = rows(&bad[..], Path::new("s.csv")).err().unwrap();
         assert_eq!(
