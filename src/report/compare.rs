@@ -380,7 +380,7 @@ fn compare_table(o: &CompareOutput) -> String {
     if !c.kernels_by_operator.is_empty() {
         let _ = writeln!(
             out,
-            "\nKernels by the operator that launched them ({}; Ratio = kernel time / kernel time in #{}; names: the kernels with the most time):",
+            "\nKernels by launching operator ({}; Ratio = kernel time / kernel time in #{}):",
             shown(c.kernels_by_operator.len(), o.counts.kernels_by_operator),
             base + 1
         );
@@ -390,17 +390,10 @@ fn compare_table(o: &CompareOutput) -> String {
         };
         table.header(&mut out);
         let names = table.names(c.kernels_by_operator.iter().map(|r| r.name.as_str()));
-        let width = table.name_width();
         for (row, name) in c.kernels_by_operator.iter().zip(&names) {
             table.rows(&mut out, row, name, |s| {
                 vec![s.kernels.to_string(), format_duration_ns(s.total_ns)]
             });
-            for (run, s) in row.per_run.iter().enumerate() {
-                if let Some(top) = s.as_ref().and_then(|s| s.top_kernels.first()) {
-                    let top = short_label(top, width);
-                    let _ = writeln!(out, "{:>5}  └ {top}", format!("#{}", run + 1));
-                }
-            }
         }
     }
 
