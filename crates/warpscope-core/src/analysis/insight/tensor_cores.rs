@@ -37,7 +37,7 @@ const MFMA_MARKERS: &[&str] = &["mfma", "xdlops", "_xdl_"];
 fn tensile_matrix_instruction(lower: &str) -> bool {
     lower.starts_with("cijk_")
         && lower.match_indices("_mi").any(|(at, _)| {
-            let rest = lower[at + 3..].as_bytes();
+            let rest = &lower.as_bytes()[at + 3..];
             let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
             digits > 0 && rest.get(digits) == Some(&b'x')
         })

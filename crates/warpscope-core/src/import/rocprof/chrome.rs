@@ -185,9 +185,7 @@ fn bytes_in_call_args(text: &str) -> Option<u64> {
     for key in ["sizeBytes(", "sizeBytes=", "size(", "size="] {
         if let Some(at) = text.find(key) {
             let rest = &text[at + key.len()..];
-            let end = rest
-                .find(|c: char| c == ')' || c == ' ' || c == '|' || c == ',')
-                .unwrap_or(rest.len());
+            let end = rest.find([')', ' ', '|', ',']).unwrap_or(rest.len());
             return super::table::parse_int(&rest[..end]).and_then(|v| u64::try_from(v).ok());
         }
     }
@@ -371,7 +369,7 @@ impl Reader {
                 let id = b.intern(kernel_name(name));
                 match lane {
                     Lane::Kernels => {
-                        b.push_kernel(track, start_ns, dur_ns, id, KernelInfo::default(), 0)
+                        b.push_kernel(track, start_ns, dur_ns, id, KernelInfo::default(), 0);
                     }
                     Lane::Copies => {
                         let op = if self.rpd { desc } else { name };
