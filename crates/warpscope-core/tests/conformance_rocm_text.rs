@@ -247,6 +247,12 @@ fn rpd_json_tells_ops_by_desc_and_keeps_counters() {
     assert_eq!(p.source.format, Format::RpdJson);
     assert_eq!(p.devices.len(), 1);
     assert_eq!(p.devices[0].id, 2);
+    assert_eq!(
+        p.devices[0].gfx_target.as_deref(),
+        Some("gfx90a"),
+        "from _ISA90a_"
+    );
+    assert!(p.tracks.iter().any(|t| t.name == "Hip 1087077"));
     let overhead: usize = p
         .tracks
         .iter()

@@ -42,6 +42,7 @@ use crate::builder::{ProfileBuilder, TrackId};
 use crate::model::{FlowKind, Format, Profile, TraceId, TrackKey};
 use crate::strings::StrId;
 
+pub(crate) use amd::gfx_from_kernel_name;
 use classify::Class;
 #[cfg(test)]
 pub(crate) use classify::category_kind;

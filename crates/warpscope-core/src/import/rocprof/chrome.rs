@@ -74,6 +74,8 @@ struct PendingCopy {
 
 struct Reader {
     rpd: bool,
+    /// `thread_name` M events: (pid, tid) → name.
+    thread_names: FxHashMap<(String, String), String>,
     copies: Vec<PendingCopy>,
     /// Calls whose arguments name a size: (track, start, end, bytes).
     call_bytes: Vec<(TrackId, i64, i64, u64)>,
@@ -221,7 +223,13 @@ impl Reader {
         match raw.ph.as_str() {
             "" if raw.name.is_empty() => {} // The `{}` both tools start with.
             "M" => {
-                if raw.name == "process_name" {
+                if raw.name == "thread_name" {
+                    let args = args_of(raw.args);
+                    if let Some(n) = arg(&args, "name") {
+                        self.thread_names
+                            .insert((raw.pid.clone(), raw.tid.clone()), n.to_string());
+                    }
+                } else if raw.name == "process_name" {
                     let args = args_of(raw.args);
                     if let Some(n) = arg(&args, "name") {
                         self.process_names.insert(raw.pid.clone(), n.to_string());
@@ -318,10 +326,7 @@ impl Reader {
                 let pid = arg_int(&args, "pid").or_else(|| super::table::parse_int(&raw.pid));
                 let tid = arg_int(&args, "tid").or_else(|| super::table::parse_int(&raw.tid));
                 let pid = pid.unwrap_or(0);
-                let track = b.track(TrackKey::Thread {
-                    pid: TraceId::Int(pid),
-                    tid: TraceId::Int(tid.unwrap_or(pid)),
-                });
+                let track = self.thread_track(b, pid, tid.unwrap_or(pid));
                 let id = b.intern(name);
                 if is_tracer_overhead(name) {
                     b.push(track, start_ns, dur_ns, id, EventKind::Overhead);
@@ -343,10 +348,7 @@ impl Reader {
                 self.unknown_lane += 1;
                 let pid = super::table::parse_int(&raw.pid).unwrap_or(0);
                 let tid = super::table::parse_int(&raw.tid).unwrap_or(0);
-                let track = b.track(TrackKey::Thread {
-                    pid: TraceId::Int(pid),
-                    tid: TraceId::Int(tid),
-                });
+                let track = self.thread_track(b, pid, tid);
                 let id = b.intern(name);
                 b.push(track, start_ns, dur_ns, id, EventKind::Slice);
                 track
@@ -399,9 +401,29 @@ impl Reader {
 }
 
 impl Reader {
+    /// The track of thread `tid` of process `pid`, named on creation (`Hip 1087077` where a
+    /// `thread_name` event says, else `thread 1087077`).
+    fn thread_track(&self, b: &mut ProfileBuilder, pid: i64, tid: i64) -> TrackId {
+        let key = TrackKey::Thread {
+            pid: TraceId::Int(pid),
+            tid: TraceId::Int(tid),
+        };
+        let fresh = b.find_track(&key).is_none();
+        let track = b.track(key);
+        if fresh {
+            b.track_mut(track).name = self
+                .thread_names
+                .get(&(pid.to_string(), tid.to_string()))
+                .cloned()
+                .unwrap_or_else(|| format!("thread {tid}"));
+        }
+        track
+    }
+
     fn new(rpd: bool) -> Self {
         Self {
             rpd,
+            thread_names: FxHashMap::default(),
             copies: Vec::new(),
             call_bytes: Vec::new(),
             process_names: FxHashMap::default(),

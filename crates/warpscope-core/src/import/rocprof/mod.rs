@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use super::{ImportError, ImportTimings, Input, Progress};
 use crate::builder::ProfileBuilder;
-use crate::model::{Device, Format, GpuVendor, Profile};
+use crate::model::{Device, Format, GpuVendor, Profile, TrackKey};
 
 pub use stats::{StatsRow, read_stats};
 
@@ -142,8 +142,12 @@ fn finish(
             ..Device::default()
         });
     }
+    let isa = kernel_isa_by_device(&b);
     for d in &mut b.devices {
         d.vendor = GpuVendor::Amd;
+        if d.gfx_target.is_none() {
+            d.gfx_target = isa.get(&d.id).cloned().flatten();
+        }
     }
     b.devices.sort_by_key(|d| d.id);
     let t = Instant::now();
@@ -156,6 +160,33 @@ fn finish(
         total: started.elapsed(),
     };
     (profile, timings)
+}
+
+/// Per GPU, the ISA its Tensile kernels name (`_ISA90a_`: gfx90a), `None` where they disagree.
+fn kernel_isa_by_device(b: &ProfileBuilder) -> std::collections::BTreeMap<u32, Option<String>> {
+    let mut out: std::collections::BTreeMap<u32, Option<String>> = Default::default();
+    for t in b.tracks() {
+        let TrackKey::Gpu { device, .. } = t.key else {
+            continue;
+        };
+        let mut names = t.events.name.clone();
+        names.sort_unstable();
+        names.dedup();
+        for id in names {
+            if let Some(isa) = super::chrome::gfx_from_kernel_name(b.strings.get(id)) {
+                match out.get(&device) {
+                    Some(Some(found)) if *found != isa => {
+                        out.insert(device, None);
+                    }
+                    Some(None) => {}
+                    _ => {
+                        out.insert(device, Some(isa));
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// True for a file whose name rocprofv3 gives its CSV traces (`*_trace.csv`).

@@ -287,7 +287,16 @@ fn calls<R: Read>(
             pid: TraceId::Int(p),
             tid: TraceId::Int(row.int(tid).unwrap_or(p)),
         };
+        let fresh = b.find_track(&key).is_none();
         let track = b.track(key);
+        if fresh
+            && let TrackKey::Thread {
+                tid: TraceId::Int(tid),
+                ..
+            } = key
+        {
+            b.track_mut(track).name = format!("thread {tid}");
+        }
         let name = b.intern(name);
         if kind == EventKind::Nvtx {
             b.push(track, start_ns, dur_ns, name, kind);
