@@ -427,6 +427,7 @@ pub fn import_timed(
     let path = input.path();
     if let Input::File(dir) = input
         && dir.is_dir()
+        && rocprof::is_run_dir(dir)
     {
         return rocprof::import_dir(dir, progress);
     }
