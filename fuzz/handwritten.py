@@ -309,6 +309,56 @@ def snapshot():
     put("snapshot", "warn_extreme_numbers", pickle.dumps(ext, protocol=4))
 
 
+V1_HEAD = '"Index","KernelName","gpu-id","queue-id","grd","wgr","lds","scr","arch_vgpr","accum_vgpr","sgpr","wave_size","BeginNs","EndNs","CompleteNs"\n'
+V3_KERNELS = '"Kind","Agent_Id","Queue_Id","Kernel_Name","Correlation_Id","Start_Timestamp","End_Timestamp","Workgroup_Size_X","Grid_Size_X"\n'
+
+
+def rocm_text():
+    """The first byte picks the reader: 0 rocprof v1 CSV, 1 stats, 2 rocprofv3 CSV, 3 rocprof v1
+    JSON, 4 RPD JSON."""
+    put("rocm_text", "warn_v1_extremes", b"\x00" + (V1_HEAD + (
+        f'0,"k.kd",{2**40},-1,{2**33},0,-5,{2**70},x,,1e9,0,{I64_MAX},{I64_MIN},0\n'
+        f'1,"k.kd",2,0,7,0,0,0,1,1,1,64,{I64_MIN},{I64_MAX},0\n'
+        '2,"",2,0,1,1,0,0,1,1,1,64,1,2,3\n')).encode())
+    put("rocm_text", "v1_header_only", b"\x00" + V1_HEAD.encode())
+    put("rocm_text", "err_stats_bad_row", b"\x01" + b'"Name","Calls","TotalDurationNs"\n"k",x,1\n')
+    put("rocm_text", "warn_stats_extremes", b"\x01" + (
+        '"Name","Calls","TotalDurationNs","AverageNs","Percentage","MinNs","MaxNs"\n'
+        f'"hipFree",{I64_MAX},{I64_MAX},1e400,NaN,{I64_MIN},{I64_MAX}\n'
+        f'"CopyHostToDevice",1,{I64_MIN},0.5,-1,0,0').encode())
+    put("rocm_text", "warn_v3_kernels_extremes", b"\x02" + (V3_KERNELS + (
+        f'"KERNEL_DISPATCH","Agent 9",{2**64},"k",0,{I64_MAX},{I64_MIN},0,{2**32}\n'
+        '"KERNEL_DISPATCH",1,1,"k",5,10,20,0,0\n'
+        '"KERNEL_DISPATCH",1,1,,5,,\n')).encode())
+    put("rocm_text", "v3_unknown_table", b"\x02" + b'"Kind","Size","Start_Timestamp","End_Timestamp"\n"ALLOC",5,1,2')
+    put("rocm_text", "v3_copies_odd", b"\x02" + (
+        '"Kind","Direction","Source_Agent_Id","Destination_Agent_Id","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+        '"MEMORY_COPY","MEMORY_COPY_SIDEWAYS",-1,x,0,5,1\n'
+        '"MEMORY_COPY","MEMORY_COPY_DEVICE_TO_DEVICE",3,4,9,1,5').encode())
+    put("rocm_text", "v3_calls_quotes", b"\x02" + (
+        '"Domain","Function","Process_Id","Thread_Id","Correlation_Id","Start_Timestamp","End_Timestamp"\n'
+        '"HIP_RUNTIME_API","hip""Malloc",1,1,1,1,2\n"MARKER_CORE_API","open quote,1,1,0,1').encode())
+    put("rocm_text", "warn_v1_json_cut", b"\x03" + (
+        '{ "traceEvents":[{}\n,{"args":{"name":"GPU0"},"ph":"M","pid":6,"name":"process_name"}\n'
+        ',{"ph":"X","name":"k","pid":"6","tid":"1","ts":"1","dur":"2","args":{"BeginNs":"1000",'
+        '"EndNs":"3500","dev-id":"99999999999"}}\n,{"ph":"X","na').encode())
+    put("rocm_text", "v1_json_flows_without_lanes", b"\x03" + (
+        '{"traceEvents":[{"ph":"s","cat":"DataFlow","id":0,"pid":2,"tid":1,"ts":1},'
+        '{"ph":"t","cat":"DataFlow","id":0,"pid":1,"tid":0,"ts":"x"},'
+        '{"ph":"X","name":"hipMemcpy","pid":"2","tid":"1","ts":"1","dur":"1","args":{"BeginNs":"5",'
+        f'"EndNs":"{I64_MIN}","args":"sizeBytes(99999999999999999999)"}}}}],'
+        '"otherData":{"Agent0.Name":"gfx942","Agent4294967297.DeviceType":"GPU","Agent2.ComputeUnit":"-1"}}').encode())
+    put("rocm_text", "err_rpd_not_json", b"\x04" + b"[ {}, nope")
+    put("rocm_text", "rpd_extremes", b"\x04" + (
+        '[ {}\n,{"name":"process_name","ph":"M","pid":"2","args":{"name":"GPU2"}}\n'
+        f',{{"pid":"2","tid":"0","name":"k","ts":"{I64_MAX}","dur":"1","ph":"X","args":{{"desc":"KernelExecution"}}}}\n'
+        ',{"pid":"2","tid":"0","name":"c","ts":"1.5","dur":"-3","ph":"X","args":{"desc":"FillBuffer"}}\n'
+        ',{"pid":"9","tid":"9","name":"hipMemcpy","ts":"1","dur":"2","ph":"X","args":{"desc":"size=0xffffffffffffffffff"}}\n'
+        ',{"pid":"2","name":"sclk","ph":"C","ts":1e300,"args":{"sclk":1e400}}\n'
+        ',{"pid":"9","tid":"9","cat":"api_op","name":"api_op","ts":"1","id":"1","ph":"s"}\n'
+        ',{"pid":"2","tid":"0","cat":"api_op","name":"api_op","ts":"1","id":"1","ph":"f","bp":"e"}]').encode())
+
+
 if __name__ == "__main__":
     for old in OUT.glob("*/hw_*"):
         old.unlink()
@@ -318,6 +368,7 @@ if __name__ == "__main__":
     nsys_sqlite()
     detect()
     snapshot()
+    rocm_text()
     for t in sorted(OUT.iterdir()):
         files = list(t.iterdir())
         print(f"handwritten: {t.name}: {len(files)} files, {sum(f.stat().st_size for f in files)} bytes")

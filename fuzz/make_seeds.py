@@ -19,6 +19,8 @@ Per target:
   nvprof_sqlite nvprof .nvvp databases reduced to their schema and the first rows of each table
   nsys_sqlite   the same for Nsight Systems exports
   detect        a mix of the above without the block byte, plain and gzip-compressed
+  rocm_text     heads of the AMD text samples (rocm/*.csv, *.json), each behind the byte that picks
+                its reader (see fuzz/src/replay.rs)
   snapshot      allocator snapshot pickles (*.snapshot.pickle*) cut to a few segments, trace
                 entries and annotations, re-pickled with protocols 2 and 4 (the frame lists
                 stay shared), one of them gzip-compressed
@@ -40,7 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / ".." / "shared" / "samples"
 CORPUS = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "fuzz" / "corpus"
-TARGETS = ["chrome_json", "nvprof_text", "nvprof_sqlite", "nsys_sqlite", "detect", "snapshot"]
+TARGETS = ["chrome_json", "nvprof_text", "nvprof_sqlite", "nsys_sqlite", "detect", "snapshot",
+           "rocm_text"]
 
 # Chrome seeds: at most this many events per (ph, cat), and a size budget per seed.
 PER_KIND = 2
@@ -174,6 +177,33 @@ def nvprof_seeds():
                 raw = "".join(text_head(lines)).encode()
             write("nvprof_text", path.stem, raw)
             made.append((path.stem, raw))
+    return made
+
+
+# The reader the rocm_text target gives its input to, by the first byte (fuzz/src/replay.rs).
+ROCM_KIND = {"rocprof-csv": 0, "stats": 1, "rocprofv3-csv": 2, "rocprof-json": 3, "rpd-json": 4}
+
+
+def rocm_seeds():
+    made = []
+    for path in sorted((SAMPLES / "rocm").glob("*")):
+        name = path.name
+        if name.endswith(".csv"):
+            if "stats" in name:
+                kind = "stats"
+            elif name.startswith("rocprofv3"):
+                kind = "rocprofv3-csv"
+            else:
+                kind = "rocprof-csv"
+            raw = b"".join(path.read_bytes().splitlines(keepends=True)[:12])
+        elif name.endswith(".json"):
+            kind = "rpd-json" if name.startswith("rpd") else "rocprof-json"
+            raw = path.read_bytes()[:8 * 1024]
+        else:
+            continue
+        data = bytes([ROCM_KIND[kind]]) + raw
+        write("rocm_text", path.stem, data)
+        made.append((path.stem, raw))
     return made
 
 
@@ -321,8 +351,9 @@ def main():
     nvprof = nvprof_seeds()
     sql = sqlite_seeds()
     snaps = snapshot_seeds()
+    rocm = rocm_seeds()
     # detect: one of each family plain, and some gzip-compressed.
-    for i, (stem, data) in enumerate(chrome[:3] + nvprof[:3] + sql[:1] + sql[-1:] + snaps[-1:]):
+    for i, (stem, data) in enumerate(chrome[:3] + nvprof[:3] + sql[:1] + sql[-1:] + snaps[-1:] + rocm[:2]):
         write("detect", stem, data)
         if i % 2 == 0:
             write("detect", stem + ".gz", gzip.compress(data, 9, mtime=0))

@@ -130,6 +130,35 @@ def read_snapshot(snap):
     return records, ops
 
 
+ROCM_KEYS = ("roctracer_version", "hip_runtime_version", "hip_driver_version")
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
+
+
+def rocm_devices(trace, events, records):
+    """docs/memory.md: on a trace recorded on ROCm whose GPU events are numbered by HSA agent
+    (an event device with no deviceProperties entry, or a memory device with no GPU events), the
+    memory of HIP device i (the i-th deviceProperties id) is the i-th GPU of the events."""
+    if not isinstance(trace, dict):
+        return records
+    props = sorted({p.get("id", 0) for p in trace.get("deviceProperties") or []})
+    rocm = any(k in trace for k in ROCM_KEYS) or any(
+        str(p.get("name", "")).startswith("AMD") for p in trace.get("deviceProperties") or [])
+    if not rocm or not props:
+        return records
+    gpus = set()
+    for e in events:
+        if isinstance(e, dict) and e.get("ph") == "X" and str(e.get("cat", "")).lower() in GPU_CATS:
+            d = (e.get("args") or {}).get("device", e.get("pid"))
+            if isinstance(d, int):
+                gpus.add(d)
+    gpus = sorted(gpus)
+    mem = {r[2] for r in records if r[2] != "cpu"}
+    if not gpus or not (any(g not in props for g in gpus) or any(m not in gpus for m in mem)):
+        return records
+    join = dict(zip(props, gpus))
+    return [r[:2] + (join.get(r[2], r[2]) if r[2] != "cpu" else "cpu",) + r[3:] for r in records]
+
+
 def read(trace):
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
     ops = {}  # (pid, tid) -> list of (start_ns, end_ns, name)
@@ -164,6 +193,7 @@ def read(trace):
                 action = "free" if size < 0 else "alloc"
             addr = integer(a.get("Addr")) or 0
             records.append((to_ns(e["ts"]), order, device, action, addr, abs(size), alloc, res, thread))
+    records = rocm_devices(trace, events, records)
     records.sort(key=lambda r: (r[0], r[1]))
     # Devices with a record without totals: replayed from the sizes, lowest point 0, reserved
     # taken equal to allocated.

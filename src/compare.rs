@@ -51,6 +51,8 @@ pub struct RowCounts {
     pub copies: usize,
     /// CPU operators.
     pub ops: usize,
+    /// Operators with the kernels they launched.
+    pub kernels_by_operator: usize,
 }
 
 /// The comparison as printed: rows ordered by their longest time in any run and cut to `--top`.
@@ -173,6 +175,7 @@ pub fn compare(opts: &CompareOptions) -> Result<CompareOutput> {
         kernels: comparison.kernels.len(),
         copies: comparison.copies.len(),
         ops: comparison.ops.len(),
+        kernels_by_operator: comparison.kernels_by_operator.len(),
     };
     comparison
         .kernels
@@ -183,7 +186,11 @@ pub fn compare(opts: &CompareOptions) -> Result<CompareOutput> {
     comparison
         .ops
         .sort_by_key(|r| std::cmp::Reverse(longest_ns(r)));
+    comparison
+        .kernels_by_operator
+        .sort_by_key(|r| std::cmp::Reverse(longest_ns(r)));
     if opts.top > 0 {
+        comparison.kernels_by_operator.truncate(opts.top);
         comparison.kernels.truncate(opts.top);
         comparison.copies.truncate(opts.top);
         comparison.ops.truncate(opts.top);

@@ -36,10 +36,10 @@ pub fn load_job(paths: &[PathBuf], timings: bool) -> Result<fleet::Job> {
 ///
 /// # Errors
 ///
-/// The import's error; for a directory, one that points to `warpscope fleet DIR` and to
-/// opening it as a job in the viewer.
+/// The import's error; for a directory (other than one of rocprofv3 CSV traces, read as one
+/// run), one that points to `warpscope fleet DIR` and to opening it as a job in the viewer.
 pub fn load_profile(path: &Path, timings: bool) -> Result<Profile> {
-    if path.is_dir() {
+    if path.is_dir() && !warpscope_core::import::rocprof::is_run_dir(path) {
         anyhow::bail!(
             "{0}: is a directory, not a profile: `warpscope fleet {0}` reads the traces in it as \
              the ranks of one job, and `warpscope {0}` opens them in the viewer as one job",

@@ -482,11 +482,15 @@ pub fn info(p: &Profile, format: OutputFormat) -> Result<String> {
             d.id,
             if d.name.is_empty() { "?" } else { &d.name }
         )];
-        if let Some((a, b)) = d.compute_capability {
-            parts.push(format!("compute {a}.{b}"));
+        let amd = d.vendor == warpscope_core::model::GpuVendor::Amd;
+        match (&d.gfx_target, d.compute_capability) {
+            (Some(gfx), _) if amd => parts.push(gfx.clone()),
+            (_, Some((a, b))) => parts.push(format!("compute {a}.{b}")),
+            _ => {}
         }
         if let Some(sm) = d.sm_count {
-            parts.push(format!("{sm} SMs"));
+            // AMD GPUs have compute units where NVIDIA's have SMs.
+            parts.push(format!("{sm} {}", if amd { "CUs" } else { "SMs" }));
         }
         if let Some(m) = d.memory_bytes {
             parts.push(format_bytes(m));

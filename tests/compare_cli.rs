@@ -505,3 +505,49 @@ fn a_sweep_is_ordered_by_its_number_and_based_on_the_smallest() {
     assert_eq!(runs[3]["label"], "batch=128");
     assert_eq!(runs[3]["is_baseline"], true);
 }
+
+/// An MI300X and an H100 run of the same model (the closest pair the samples hold:
+/// docs/analysis.md section 8): their GEMMs share no name, but meet under `aten::addmm`. The
+/// figures were worked out independently from the traces (innermost `cpu_op` around each
+/// kernel's launching call, durations as exact decimal µs).
+#[test]
+fn amd_and_nvidia_runs_meet_by_operator() {
+    let (Some(amd), Some(nvidia)) = (
+        shared_sample("rocm/kineto_mi300x_bert_small.json.gz"),
+        shared_sample("chrome-kineto/tracelens_h100_bert-small_with_stack.json.gz"),
+    ) else {
+        return;
+    };
+    let (amd, nvidia) = (amd.to_str().unwrap(), nvidia.to_str().unwrap());
+    let j = json(&["compare", amd, nvidia, "--top", "0"]);
+    let rows = j["kernels_by_operator"].as_array().unwrap();
+    assert_eq!(rows.len(), 9);
+    let row = |op: &str| rows.iter().find(|r| r["name"] == op).unwrap().clone();
+    let addmm = row("aten::addmm");
+    assert_eq!(addmm["per_run"][0]["kernels"], 26);
+    assert_eq!(addmm["per_run"][0]["total_ns"], 174_130);
+    assert_eq!(addmm["per_run"][1]["kernels"], 26);
+    assert_eq!(addmm["per_run"][1]["total_ns"], 197_598);
+    assert!(
+        addmm["per_run"][0]["top_kernels"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("Cijk_")
+    );
+    assert_eq!(addmm["presence"][1], "both");
+    let attention = row("aten::_flash_attention_forward");
+    assert_eq!(attention["per_run"][0]["total_ns"], 113_656);
+    assert_eq!(attention["per_run"][1]["total_ns"], 37_408);
+    // By name, no GEMM of one run is in the other.
+    let gemms_in_both = j["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["name"].as_str().unwrap().starts_with("Cijk_"))
+        .filter(|k| k["presence"][1] == "both")
+        .count();
+    assert_eq!(gemms_in_both, 0);
+    let text = ok(&["compare", amd, nvidia]);
+    assert!(text.contains("Kernels by launching operator"), "{text}");
+    assert!(text.contains("aten::addmm"), "{text}");
+}

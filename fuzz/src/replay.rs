@@ -27,6 +27,7 @@ pub const TARGETS: &[&str] = &[
     "nsys_sqlite",
     "detect",
     "snapshot",
+    "rocm_text",
 ];
 
 /// How one run ended (a broken invariant panics instead).
@@ -72,6 +73,22 @@ pub fn run(target: &str, data: &[u8]) -> Outcome {
         // Plain or gzip-compressed allocator snapshot pickles.
         "snapshot" => {
             import::snapshot::import(Input::Bytes { name, data }, &progress).map(|(p, _)| p)
+        }
+        // The first byte picks which AMD text reader gets the rest (as if `sniff` had said).
+        "rocm_text" => {
+            let Some((&first, text)) = data.split_first() else {
+                return Outcome::Skipped;
+            };
+            let kinds = [
+                import::rocprof::RocmText::V1Kernels,
+                import::rocprof::RocmText::Stats,
+                import::rocprof::RocmText::V3Trace,
+                import::rocprof::RocmText::V1Json,
+                import::rocprof::RocmText::RpdJson,
+            ];
+            let kind = kinds[usize::from(first) % kinds.len()];
+            import::rocprof::import(Input::Bytes { name, data: text }, &progress, kind)
+                .map(|(p, _)| p)
         }
         other => panic!("unknown fuzz target {other:?}"),
     };

@@ -80,7 +80,10 @@ impl Loader {
                 // A bug in an importer must end this file's load with a message, not leave its
                 // progress bar up forever; what is open stays open.
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    if thread_path.is_dir() {
+                    // A directory of rocprofv3 CSV traces is one run, any other one a job.
+                    if thread_path.is_dir()
+                        && !warpscope_core::import::rocprof::is_run_dir(&thread_path)
+                    {
                         load_dir(&thread_path, &job_progress)
                     } else {
                         loaded(&thread_path, import(&thread_path, &job_progress))

@@ -265,8 +265,9 @@ fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> Stri
         );
         let _ = writeln!(
             out,
-            "  kernels: {:.1}% of kernel time on Tensor Cores; {}",
+            "  kernels: {:.1}% of kernel time on {}; {}",
             d.tensor_core_pct,
+            p.matrix_unit_name(),
             occupancy_text(d)
         );
         let _ = writeln!(
@@ -313,11 +314,12 @@ fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> Stri
     );
     let _ = writeln!(
         out,
-        "  {} kernels shorter than a typical launch: {} ({:.1}% of kernel time); {} CUDA graph launches ran {} kernels",
+        "  {} kernels shorter than a typical launch: {} ({:.1}% of kernel time); {} {} graph launches ran {} kernels",
         l.launch_bound_kernels,
         dur(l.launch_bound_ns),
         l.launch_bound_pct,
         l.graph_launches,
+        p.runtime_name(),
         l.graph_kernels
     );
 
@@ -398,7 +400,8 @@ fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> Stri
     }
     let _ = writeln!(
         out,
-        "\nRules, thresholds and formulas: docs/analysis.md. Tensor Cores: {:.1}% of all kernel time.",
+        "\nRules, thresholds and formulas: docs/analysis.md. {}: {:.1}% of all kernel time.",
+        p.matrix_unit_name(),
         ins.tensor_core_pct
     );
     out

@@ -375,6 +375,28 @@ fn compare_table(o: &CompareOutput) -> String {
         }
     }
 
+    // Kernels by the operator that launched them: where kernel names differ (two vendors),
+    // the operator still matches.
+    if !c.kernels_by_operator.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nKernels by launching operator ({}; Ratio = kernel time / kernel time in #{}):",
+            shown(c.kernels_by_operator.len(), o.counts.kernels_by_operator),
+            base + 1
+        );
+        let table = Stacked {
+            columns: &[("Kernels", 7), ("Time", 9)],
+            name_header: "Operator",
+        };
+        table.header(&mut out);
+        let names = table.names(c.kernels_by_operator.iter().map(|r| r.name.as_str()));
+        for (row, name) in c.kernels_by_operator.iter().zip(&names) {
+            table.rows(&mut out, row, name, |s| {
+                vec![s.kernels.to_string(), format_duration_ns(s.total_ns)]
+            });
+        }
+    }
+
     // CPU operators.
     if !c.ops.is_empty() {
         let _ = writeln!(

@@ -160,8 +160,8 @@ pub fn insights_ui(
             let l = &ins.launch;
             ui.label(format!(
                 "Launches: {} kernels; typical launch {}; delay median {}, p95 {}; {} kernels \
-                 shorter than a launch ({:.1}% of kernel time); {} CUDA graph launches. \
-                 Tensor Cores: {:.1}% of kernel time.",
+                 shorter than a launch ({:.1}% of kernel time); {} {} graph launches. \
+                 {}: {:.1}% of kernel time.",
                 l.kernels,
                 l.typical_launch_ns.map_or_else(|| "–".to_string(), dur),
                 l.delay_median_ns.map_or_else(|| "–".to_string(), dur),
@@ -169,6 +169,8 @@ pub fn insights_ui(
                 l.launch_bound_kernels,
                 l.launch_bound_pct,
                 l.graph_launches,
+                profile.runtime_name(),
+                profile.matrix_unit_name(),
                 ins.tensor_core_pct
             ));
             if ins.streams.len() > 1 {
@@ -260,10 +262,11 @@ fn device_ui(ui: &mut Ui, profile: &Profile, d: &DeviceBreakdown) {
     ui.label(
         RichText::new(format!(
             "Overlap: communication with compute {} ({:.1}% of communication), copies with \
-             compute {}. Tensor Cores {:.1}% of kernel time. Occupancy: theoretical {}; {achieved}.",
+             compute {}. {} {:.1}% of kernel time. Occupancy: theoretical {}; {achieved}.",
             dur(d.overlap_comm_compute_ns),
             d.overlap_comm_pct,
             dur(d.overlap_copy_compute_ns),
+            profile.matrix_unit_name(),
             d.tensor_core_pct,
             pct_text(d.theoretical_occupancy_pct),
         ))

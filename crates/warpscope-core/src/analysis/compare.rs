@@ -7,10 +7,12 @@
 //! [`RunLabel`], steps from [`detect_steps`], and several ranks of one distributed job become one
 //! profile with [`merge_ranks`].
 
+mod by_operator;
 mod labels;
 mod ranks;
 mod steps;
 
+pub use by_operator::{NAMES_SHOWN, OperatorKernels, kernels_by_operator};
 pub use labels::{LabelParam, RunLabel, file_stem, parse_params};
 pub use ranks::{MergeError, is_nccl_kernel, merge_ranks, profile_rank, rank_shifts_ns};
 pub use steps::{StepSource, StepStats, detect_steps, step_numbers, step_range, step_ranges};
@@ -286,6 +288,10 @@ pub struct Comparison {
     pub copies: Vec<Aligned<CopyStats>>,
     /// CPU operators aligned by name (empty when no run has any).
     pub ops: Vec<Aligned<OpStats>>,
+    /// Kernels grouped by the framework operator that launched them, aligned by operator name
+    /// ([`kernels_by_operator`]): where kernel names differ (runs on GPUs of two vendors), the
+    /// same operator's kernels still meet. Empty when no run links operators to kernels.
+    pub kernels_by_operator: Vec<Aligned<OperatorKernels>>,
 }
 
 /// The key kernels are matched on across runs: the display name, demangled when it is still
@@ -387,6 +393,10 @@ pub fn compare_runs(
         })
         .collect();
     let ops_aligned = align(op_rows, baseline);
+    let by_op = align(
+        profiles.iter().map(|p| kernels_by_operator(p)).collect(),
+        baseline,
+    );
 
     let sweep = sweep_key(labels);
     let mut runs: Vec<RunSummary> = Vec::with_capacity(profiles.len());
@@ -411,6 +421,7 @@ pub fn compare_runs(
         kernels,
         copies,
         ops: ops_aligned,
+        kernels_by_operator: by_op,
     })
 }
 
@@ -625,6 +636,7 @@ fn copies_of(
                 let kind = r
                     .name
                     .strip_prefix("[CUDA memcpy ")
+                    .or_else(|| r.name.strip_prefix("[HIP memcpy "))
                     .and_then(|k| k.strip_suffix(']'))
                     .unwrap_or(if r.kind == ActivityKind::Memset {
                         "Memset"

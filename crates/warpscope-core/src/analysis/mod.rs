@@ -253,7 +253,7 @@ impl ActivityKey {
     pub(crate) fn name_and_kind(self, profile: &Profile) -> (String, ActivityKind) {
         match self {
             Self::Kernel(id) => (profile.str(id).to_string(), ActivityKind::Kernel),
-            Self::Copy(ck, kind) => (ck.activity_name(), kind),
+            Self::Copy(ck, kind) => (ck.activity_name_in(profile.runtime_name()), kind),
         }
     }
 }
@@ -319,9 +319,9 @@ fn recorded_activities(profile: &Profile) -> Option<Vec<ActivityRow>> {
             .filter(|r| r.section == SummarySection::GpuActivities)
             .map(|r| ActivityRow {
                 name: r.name.clone(),
-                kind: if r.name.starts_with("[CUDA memcpy") {
+                kind: if r.name.starts_with("[CUDA memcpy") || r.name.starts_with("[HIP memcpy") {
                     ActivityKind::Memcpy
-                } else if r.name.starts_with("[CUDA memset") {
+                } else if r.name.starts_with("[CUDA memset") || r.name.starts_with("[HIP memset") {
                     ActivityKind::Memset
                 } else {
                     ActivityKind::Kernel
@@ -486,7 +486,9 @@ pub fn api_calls(profile: &Profile, range: TimeRange) -> Vec<ApiRow> {
             .filter(|r| r.section == SummarySection::ApiCalls)
             .map(|r| ApiRow {
                 name: r.name.clone(),
-                kind: if r.name.starts_with("cu") && !r.name.starts_with("cuda") {
+                kind: if (r.name.starts_with("cu") && !r.name.starts_with("cuda"))
+                    || r.name.starts_with("hsa_")
+                {
                     EventKind::Driver
                 } else {
                     EventKind::Runtime

@@ -73,6 +73,29 @@ impl ProfileBuilder {
         self.memory_records.len()
     }
 
+    /// The GPUs the memory records pushed so far name, in order, each once.
+    pub fn memory_gpu_ids(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .memory_records
+            .iter()
+            .filter_map(|r| match r.device {
+                MemoryDevice::Gpu(id) => Some(id),
+                MemoryDevice::Cpu => None,
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// Renames the device of every memory record pushed so far (a file that numbers memory
+    /// by another scheme than its GPU events: ROCm Kineto traces).
+    pub fn remap_memory_devices(&mut self, f: impl Fn(MemoryDevice) -> MemoryDevice) {
+        for r in &mut self.memory_records {
+            r.device = f(r.device);
+        }
+    }
+
     /// The records in time order on the profile's clock, tracks as numbered by `position` (old
     /// track id to place in the finished profile). Records that cannot be placed within the
     /// time limit of the origin are left out and counted.

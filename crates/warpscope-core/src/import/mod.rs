@@ -7,6 +7,7 @@ pub mod json;
 pub mod nvprof;
 pub mod pickle;
 pub mod read;
+pub mod rocprof;
 pub mod snapshot;
 pub mod sqlite;
 
@@ -424,10 +425,28 @@ pub fn import_timed(
     progress: &Progress,
 ) -> Result<(Profile, ImportTimings), ImportError> {
     let path = input.path();
+    if let Input::File(dir) = input
+        && dir.is_dir()
+        && rocprof::is_run_dir(dir)
+    {
+        return rocprof::import_dir(dir, progress);
+    }
     let (head, compressed) = read_head(input)?;
     if head.is_empty() {
         return Err(ImportError::Empty {
             path: path.to_path_buf(),
+        });
+    }
+    if let Some(kind) = rocprof::sniff(&head) {
+        return rocprof::import(input, progress, kind);
+    }
+    if is_rocminfo(&head) {
+        return Err(ImportError::Unsupported {
+            path: path.to_path_buf(),
+            detail: "this is rocminfo output (rocprof's results.sysinfo.txt), a description of \
+                     the machine, not a trace; open results.json, results.csv or results.db \
+                     beside it"
+                .to_string(),
         });
     }
     match sniff(&head) {
@@ -446,6 +465,12 @@ pub fn import_timed(
             detail: describe_unknown(&head, compressed),
         }),
     }
+}
+
+/// True for `rocminfo` text (rocprof's `results.sysinfo.txt`, colour escapes and all).
+fn is_rocminfo(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
+    text.contains("ROCk module") || text.contains("HSA System Attributes")
 }
 
 /// `s` cut to at most `n` characters, for messages that quote the file.

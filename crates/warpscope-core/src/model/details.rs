@@ -12,9 +12,17 @@ pub struct KernelInfo {
     pub grid: Option<[u32; 3]>,
     /// Block dimensions (threads).
     pub block: Option<[u32; 3]>,
-    /// Registers per thread.
+    /// Registers per thread (AMD: architected VGPRs per work-item).
     pub registers_per_thread: Option<u32>,
-    /// Static shared memory per block in bytes.
+    /// Scalar registers (SGPRs) per wave (AMD).
+    pub scalar_registers: Option<u32>,
+    /// Accumulation registers (AGPRs) per work-item (AMD CDNA).
+    pub accum_registers: Option<u32>,
+    /// Private (scratch) memory per work-item in bytes (AMD private segment).
+    pub scratch_bytes: Option<u64>,
+    /// Threads per wave (AMD wavefront size, 32 or 64).
+    pub wave_size: Option<u32>,
+    /// Static shared memory per block in bytes (AMD: the LDS, group segment, per workgroup).
     pub static_shared_bytes: Option<u64>,
     /// Dynamic shared memory per block in bytes.
     pub dynamic_shared_bytes: Option<u64>,
@@ -134,13 +142,19 @@ impl CopyKind {
 
     /// The nvprof-style activity name (`[CUDA memcpy HtoD]`, `[CUDA memset]`).
     pub fn activity_name(self) -> String {
+        self.activity_name_in("CUDA")
+    }
+
+    /// The activity name with the runtime's name of the profile ([`super::Profile::runtime_name`]):
+    /// `[HIP memcpy HtoD]` on AMD.
+    pub fn activity_name_in(self, runtime: &str) -> String {
         match self {
-            Self::Memset => "[CUDA memset]".to_string(),
+            Self::Memset => format!("[{runtime} memset]"),
             Self::UnifiedHtoD => "[Unified Memory Memcpy HtoD]".to_string(),
             Self::UnifiedDtoH => "[Unified Memory Memcpy DtoH]".to_string(),
             Self::UnifiedDtoD => "[Unified Memory Memcpy DtoD]".to_string(),
-            Self::Unknown => "[CUDA memcpy]".to_string(),
-            other => format!("[CUDA memcpy {}]", other.as_str()),
+            Self::Unknown => format!("[{runtime} memcpy]"),
+            other => format!("[{runtime} memcpy {}]", other.as_str()),
         }
     }
 }

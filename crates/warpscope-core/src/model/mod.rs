@@ -38,6 +38,16 @@ pub enum Format {
     /// A PyTorch CUDA caching-allocator snapshot (`torch.cuda.memory._dump_snapshot`, a
     /// pickle).
     TorchMemorySnapshot,
+    /// rocprof v1 kernel trace CSV (`results.csv`).
+    RocprofCsv,
+    /// rocprof v1 Chrome trace JSON (`results.json`).
+    RocprofJson,
+    /// A `--stats` summary of rocprof v1 or rocprofv3 (`*stats.csv`).
+    RocprofStats,
+    /// rocprofv3 CSV traces (`kernel_trace.csv`, `memory_copy_trace.csv`, ...).
+    Rocprofv3Csv,
+    /// rocmProfileData's Chrome trace JSON (`rpd2tracing.py`).
+    RpdJson,
 }
 
 impl Format {
@@ -51,6 +61,11 @@ impl Format {
             Self::NsysSqlite => "nsys-sqlite",
             Self::Live => "live",
             Self::TorchMemorySnapshot => "torch-memory-snapshot",
+            Self::RocprofCsv => "rocprof-csv",
+            Self::RocprofJson => "rocprof-json",
+            Self::RocprofStats => "rocprof-stats",
+            Self::Rocprofv3Csv => "rocprofv3-csv",
+            Self::RpdJson => "rpd-json",
         }
     }
 
@@ -64,6 +79,11 @@ impl Format {
             Self::NsysSqlite => "Nsight Systems SQLite export",
             Self::Live => "warpscope live run",
             Self::TorchMemorySnapshot => "PyTorch CUDA memory snapshot (pickle)",
+            Self::RocprofCsv => "rocprof v1 kernel trace CSV",
+            Self::RocprofJson => "rocprof v1 Chrome trace JSON",
+            Self::RocprofStats => "rocprof --stats summary CSV",
+            Self::Rocprofv3Csv => "rocprofv3 CSV traces",
+            Self::RpdJson => "rocmProfileData Chrome trace JSON",
         }
     }
 }
@@ -102,7 +122,7 @@ pub struct Device {
     pub name: String,
     /// Compute capability (major, minor).
     pub compute_capability: Option<(u32, u32)>,
-    /// Number of streaming multiprocessors.
+    /// Number of streaming multiprocessors (NVIDIA), or of compute units (AMD).
     pub sm_count: Option<u32>,
     /// Global memory in bytes.
     pub memory_bytes: Option<u64>,
@@ -110,6 +130,23 @@ pub struct Device {
     pub memory_bandwidth_bytes_per_s: Option<u64>,
     /// Other properties as (name, value) pairs, in file order.
     pub properties: Vec<(String, String)>,
+    /// Who made the device, when the file says.
+    pub vendor: GpuVendor,
+    /// AMD ISA name (`gfx942`), when the file says.
+    pub gfx_target: Option<String>,
+}
+
+/// Who made a [`Device`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuVendor {
+    /// The file does not say.
+    #[default]
+    Unknown,
+    /// NVIDIA.
+    Nvidia,
+    /// AMD.
+    Amd,
 }
 
 /// A process or thread id as written in the file: a number, or an opaque string.
@@ -576,6 +613,27 @@ impl Profile {
     /// The text of an interned string.
     pub fn str(&self, id: StrId) -> &str {
         self.strings.get(id)
+    }
+
+    /// True when the profile's GPUs are AMD's (any device marked [`GpuVendor::Amd`]).
+    pub fn is_amd(&self) -> bool {
+        self.devices.iter().any(|d| d.vendor == GpuVendor::Amd)
+    }
+
+    /// The name of the GPU runtime in texts about this profile: `HIP` on AMD GPUs, `CUDA`
+    /// otherwise.
+    pub fn runtime_name(&self) -> &'static str {
+        if self.is_amd() { "HIP" } else { "CUDA" }
+    }
+
+    /// What the matrix units of this profile's GPUs are called: `Matrix Cores` (AMD MFMA),
+    /// `Tensor Cores` otherwise.
+    pub fn matrix_unit_name(&self) -> &'static str {
+        if self.is_amd() {
+            "Matrix Cores"
+        } else {
+            "Tensor Cores"
+        }
     }
 
     /// Total number of events on all tracks.

@@ -34,7 +34,7 @@ pub(crate) fn findings(
         let lo = acts.partition_point(|a| a.device < d.device);
         let hi = acts.partition_point(|a| a.device <= d.device);
         let dev_acts: Vec<&Activity> = acts[lo..hi].iter().collect();
-        out.extend(host_wait(ins, d));
+        out.extend(host_wait(ins, d, profile.runtime_name()));
         let other = d.idle_breakdown.other_ns;
         if at_least(other, d.window_ns, IDLE_OTHER_MIN_PCT) {
             out.push(Finding::new(
@@ -88,7 +88,7 @@ fn gaps_of(ins: &Insights, device: u32, cause: GapCause) -> Vec<EventRef> {
         .collect()
 }
 
-fn host_wait(ins: &Insights, d: &super::DeviceBreakdown) -> Option<Finding> {
+fn host_wait(ins: &Insights, d: &super::DeviceBreakdown, runtime: &str) -> Option<Finding> {
     let (w, hw) = (d.window_ns, d.idle_breakdown.host_wait_ns);
     if !at_least(hw, w, HOST_WAIT_MIN_PCT) {
         return None;
@@ -114,7 +114,7 @@ fn host_wait(ins: &Insights, d: &super::DeviceBreakdown) -> Option<Finding> {
         hw,
         format!(
             "GPU {} waited {} ({:.1}% of its {} window) for the CPU to launch work{under}. \
-             Cut CPU overhead there: larger batches, fused operators, CUDA graphs.",
+             Cut CPU overhead there: larger batches, fused operators, {runtime} graphs.",
             d.device,
             dur(hw),
             pct(hw, w),
@@ -210,12 +210,13 @@ fn launch_bound(
         format!(
             "{} of {} kernels on GPU {} ({count_pct:.0}%) run shorter than a typical launch \
              ({}); the GPU idled {} before them. Fuse them (torch.compile, fused optimizers) or \
-             capture the step in a CUDA graph.",
+             capture the step in a {} graph.",
             bound.len(),
             kernels.len(),
             d.device,
             dur(typical),
-            dur(gap_ns)
+            dur(gap_ns),
+            profile.runtime_name()
         ),
         bound.into_iter().take(KEEP_EVENTS).collect(),
     ))

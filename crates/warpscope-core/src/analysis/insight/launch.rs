@@ -56,7 +56,9 @@ pub(crate) fn nearest_rank(sorted: &[i64], num: usize, den: usize) -> Option<i64
 
 /// True for launching calls that launch a CUDA graph.
 pub(crate) fn is_graph_launch(name: &str) -> bool {
-    name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch")
+    name.starts_with("cudaGraphLaunch")
+        || name.starts_with("cuGraphLaunch")
+        || name.starts_with("hipGraphLaunch")
 }
 
 /// The launch delay of a kernel: its start − the end of its launching call.

@@ -1,7 +1,9 @@
-//! Which kernels run on Tensor Cores, and which are GEMMs or convolutions, from their names.
+//! Which kernels run on Tensor Cores (on AMD GPUs: Matrix Cores, the MFMA instructions), and
+//! which are GEMMs or convolutions, from their names.
 //!
-//! cuBLAS, cuDNN and CUTLASS name their kernels after the instructions and data types they use;
-//! the rules are in `docs/occupancy.md#tensor-cores`. Names are compared in lower case.
+//! cuBLAS, cuDNN and CUTLASS name their kernels after the instructions and data types they use,
+//! and so do AMD's Tensile (rocBLAS, hipBLASLt) and Composable Kernel; the rules are in
+//! `docs/occupancy.md#tensor-cores`. Names are compared in lower case.
 
 /// Name parts that mean the kernel issues Tensor Core instructions: the MMA instruction families
 /// (`hmma`, `imma`, `wgmma`/`gmma`...), CUTLASS's `tensorop` operator class, TF32 math, and the
@@ -19,10 +21,27 @@ const LOW_PRECISION_XMMA: &[&str] = &["f16f16", "bf16bf16", "i8i8", "e4m3", "e5m
 /// Tensor Core library (`cutlass_80_simt_sgemm`, `sm80_xmma_gemm_..._ffma`).
 const CUDA_CORE_MARKERS: &[&str] = &["simt", "ffma"];
 
-/// Name parts of GEMM and convolution kernels.
+/// Name parts of GEMM and convolution kernels (`cijk_` starts every Tensile GEMM: C = sum over
+/// k of A and B, indices i, j).
 const GEMM_OR_CONV_MARKERS: &[&str] = &[
-    "gemm", "conv", "wgrad", "dgrad", "fprop", "winograd", "cutlass", "matmul", "xmma",
+    "gemm", "conv", "wgrad", "dgrad", "fprop", "winograd", "cutlass", "matmul", "xmma", "cijk_",
 ];
+
+/// Name parts that mean an AMD kernel issues MFMA (Matrix Core) instructions: the instruction
+/// itself, and Composable Kernel's `xdlops` / `_xdl_` pipelines.
+const MFMA_MARKERS: &[&str] = &["mfma", "xdlops", "_xdl_"];
+
+/// True for a Tensile kernel name holding a MatrixInstruction token (`_MI16x16x1_`,
+/// `_MI32x32x2x1_`): Tensile writes it only for kernels built on MFMA instructions (the others
+/// say `_MAC_`).
+fn tensile_matrix_instruction(lower: &str) -> bool {
+    lower.starts_with("cijk_")
+        && lower.match_indices("_mi").any(|(at, _)| {
+            let rest = &lower.as_bytes()[at + 3..];
+            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+            digits > 0 && rest.get(digits) == Some(&b'x')
+        })
+}
 
 /// Name parts of double-precision or half-precision kernels (not FP32).
 const NOT_FP32_MARKERS: &[&str] = &["dgemm", "double", "f64", "__half", "half", "f16", "bf16"];
@@ -53,6 +72,8 @@ fn tensor_cores_lower(lower: &str) -> bool {
     }
     TENSOR_CORE_MARKERS.iter().any(|m| lower.contains(m))
         || (lower.contains("xmma") && LOW_PRECISION_XMMA.iter().any(|m| lower.contains(m)))
+        || MFMA_MARKERS.iter().any(|m| lower.contains(m))
+        || tensile_matrix_instruction(lower)
 }
 
 /// [`is_gemm_or_conv`] of a name already in lower case.
@@ -63,6 +84,29 @@ fn gemm_or_conv_lower(lower: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Names from the AMD samples (MI300X, MI250) and AMD's libraries.
+    #[test]
+    fn amd_matrix_core_kernels_are_recognised() {
+        let mfma = [
+            "Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT16x16x128_MI16x16x1_SN_LDSB0_AFC1",
+            "Cijk_Ailk_Bljk_SB_MT128x64x16_MI32x32x2x1_SN_1LDSB1_APM1_ISA90a_IU1",
+            "ck::kernel_gemm_xdlops_v2r3<...>",
+            "void ck::kernel_grouped_conv_fwd_xdl_cshuffle<...>",
+        ];
+        for name in mfma {
+            assert!(uses_tensor_cores(name), "{name}");
+            assert!(is_gemm_or_conv(name), "{name}");
+        }
+        // Tensile without a MatrixInstruction (MAC) and names that merely contain `_mi`.
+        for name in [
+            "Cijk_Ailk_Bljk_SB_MT64x64x8_MAC_ISA906",
+            "void at::native::vectorized_elementwise_kernel<4, at::native::mish_kernel_cuda>",
+            "attn_fwd",
+        ] {
+            assert!(!uses_tensor_cores(name), "{name}");
+        }
+    }
 
     /// Names from the samples (H100, PyTorch 2.x, cuDNN 9) and from cuBLAS/CUTLASS.
     #[test]

@@ -72,7 +72,9 @@ impl ChromeState {
         self.apply_tensorflow_layout();
         self.name_tracks();
         self.bind_flows(launches_linked);
+        self.renumber_amd_devices();
         self.fill_devices();
+        self.mark_amd_devices();
         self.report_counts();
         self.describe_tool();
         let carried = self.carried.take();
@@ -516,6 +518,10 @@ impl ChromeState {
             }
             if !parts.is_empty() {
                 self.b.source.tool_version = Some(parts.join(", "));
+            }
+            if let Some(rocm) = self.rocm_tool_version() {
+                self.b.source.tool = "PyTorch profiler (Kineto, ROCm)".to_string();
+                self.b.source.tool_version = Some(rocm);
             }
         } else if self.b.source.tool == "Chrome trace" {
             let has_gpu = self.b.tracks().iter().any(|t| t.key.is_gpu());

@@ -27,6 +27,9 @@ const READ_TOP_LEVEL_KEYS: &[&str] = &[
     "with_flops",
     "with_modules",
     "profile_memory",
+    "roctracer_version",
+    "hip_runtime_version",
+    "hip_driver_version",
 ];
 
 /// True for a top-level key whose value is read.
@@ -119,12 +122,16 @@ impl ChromeState {
             | "with_stack"
             | "with_flops"
             | "with_modules"
-            | "profile_memory" => {
+            | "profile_memory"
+            | "roctracer_version"
+            | "hip_runtime_version"
+            | "hip_driver_version" => {
                 if let Some(t) = text(&v) {
                     if matches!(
                         key,
                         "cupti_version" | "cuda_runtime_version" | "cuda_driver_version"
-                    ) {
+                    ) || super::amd::ROCM_TOP_LEVEL_KEYS.contains(&key)
+                    {
                         self.is_kineto = true;
                     }
                     // A repeated key replaces its value (the list holds each key once, so

@@ -13,9 +13,11 @@
 //! - `classify.rs`: categories, lanes and the GPU arguments kept;
 //! - `events.rs`: one event into the builder;
 //! - `memory.rs`: Kineto's `[memory]` and `[OutOfMemory]` instants into memory records;
+//! - `amd.rs`: Kineto traces recorded on ROCm (AMD devices, their numbering);
 //! - `metadata.rs`: top-level keys and the `"warpscope"` object warpscope's exporter writes;
 //! - `finish.rs`: flows, TensorFlow layout, track names, devices and warnings at the end.
 
+mod amd;
 mod classify;
 mod events;
 mod finish;
@@ -40,6 +42,7 @@ use crate::builder::{ProfileBuilder, TrackId};
 use crate::model::{FlowKind, Format, Profile, TraceId, TrackKey};
 use crate::strings::StrId;
 
+pub(crate) use amd::gfx_from_kernel_name;
 use classify::Class;
 #[cfg(test)]
 pub(crate) use classify::category_kind;

@@ -13,7 +13,9 @@ use super::{
 };
 use crate::builder::{ProfileBuilder, TrackId};
 use crate::import::{ImportError, Progress};
-use crate::model::{ApiInfo, CopyKind, Device, EventKind, Format, GpuLane, TraceId, TrackKey};
+use crate::model::{
+    ApiInfo, CopyKind, Device, EventKind, Format, GpuLane, GpuVendor, TraceId, TrackKey,
+};
 use crate::parallel;
 use crate::strings::StrId;
 
@@ -687,6 +689,8 @@ impl Reader<'_> {
                             memory_bytes: uint64(row, 6),
                             memory_bandwidth_bytes_per_s: uint64(row, 7),
                             properties,
+                            vendor: GpuVendor::Nvidia,
+                            gfx_target: None,
                         },
                     ),
                 );

@@ -13,7 +13,9 @@ use crate::builder::{ProfileBuilder, TrackId};
 use crate::cupti_cbid::{driver_api_name, runtime_api_name};
 use crate::demangle::demangle;
 use crate::import::{ImportError, Progress};
-use crate::model::{ApiInfo, CopyKind, Device, EventKind, Format, GpuLane, TraceId, TrackKey};
+use crate::model::{
+    ApiInfo, CopyKind, Device, EventKind, Format, GpuLane, GpuVendor, TraceId, TrackKey,
+};
 use crate::strings::StrId;
 
 const CONCURRENT_KERNEL: &str = "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL";
@@ -296,6 +298,8 @@ impl Reader<'_> {
                 // CUPTI gives the bandwidth in kB/s.
                 memory_bandwidth_bytes_per_s: as_u64(v[5]).map(|kb| kb.saturating_mul(1000)),
                 properties,
+                vendor: GpuVendor::Nvidia,
+                gfx_target: None,
             });
         }
         Ok(())
