@@ -471,7 +471,7 @@ fn many_names_export(n: i64, indexed: bool) -> Vec<u8> {
 
 /// Prints import times of exports with many distinct names, threads and processes (string
 /// lookups without an index, process names checked against a list were quadratic). A
-/// measurement, not a check: `cargo test -p warpscope-core --test damaged_sqlite -- --ignored
+/// measurement, not a check: `cargo test -p warpscope-core --test all -- --ignored measure_many
 /// --nocapture`.
 #[test]
 #[ignore = "measurement"]
