@@ -14,6 +14,8 @@ mod compare;
 mod conformance_chrome;
 #[path = "conformance_nvprof.rs"]
 mod conformance_nvprof;
+#[path = "conformance_rocm_text.rs"]
+mod conformance_rocm_text;
 #[path = "conformance_sqlite.rs"]
 mod conformance_sqlite;
 #[path = "damaged_sqlite.rs"]

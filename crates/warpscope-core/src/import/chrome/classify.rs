@@ -173,7 +173,7 @@ pub(super) struct GpuArgs {
     pub(super) grid: Option<[u32; 3]>,
     pub(super) block: Option<[u32; 3]>,
     pub(super) bytes: Option<i64>,
-    // Written by warpscope's exporter only (see `crate::export::chrome`).
+    // Written by warpscope's Chrome writer only (see `crate::write::chrome`).
     /// [`LANE_ARG`]: `Some(None)` puts the event on its thread's track.
     pub(super) lane: Option<Option<GpuLane>>,
     /// `copy kind`; when present, `src memory` and `dst memory` are taken from args too.

@@ -194,7 +194,7 @@ pub(super) fn parse_device_properties(p: &mut Parser<'_>) -> Option<Vec<Device>>
 }
 
 /// What a trace written by warpscope's exporter says about the profile it came from: its
-/// top-level `"warpscope"` object (see `crate::export::chrome` for the layout).
+/// top-level `"warpscope"` object (see `crate::write::chrome` for the layout).
 #[derive(Debug, Default)]
 pub(super) struct Carried {
     pub(super) path: Option<String>,
