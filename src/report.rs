@@ -494,8 +494,17 @@ pub fn info(p: &Profile, format: OutputFormat) -> Result<String> {
         if let Some((a, b)) = d.compute_capability {
             parts.push(format!("compute {a}.{b}"));
         }
+        if let Some(gfx) = &d.gfx_target {
+            parts.push(gfx.clone());
+        }
         if let Some(sm) = d.sm_count {
-            parts.push(format!("{sm} SMs"));
+            // AMD counts compute units where NVIDIA counts SMs.
+            let unit = if d.vendor == warpscope_core::model::GpuVendor::Amd {
+                "CUs"
+            } else {
+                "SMs"
+            };
+            parts.push(format!("{sm} {unit}"));
         }
         if let Some(m) = d.memory_bytes {
             parts.push(format_bytes(m));

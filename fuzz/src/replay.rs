@@ -27,6 +27,8 @@ pub const TARGETS: &[&str] = &[
     "nsys_sqlite",
     "detect",
     "snapshot",
+    "rocpd_sqlite",
+    "rpd_sqlite",
 ];
 
 /// How one run ended (a broken invariant panics instead).
@@ -64,8 +66,8 @@ pub fn run(target: &str, data: &[u8]) -> Outcome {
         "nvprof_text" => {
             import::nvprof::import(Input::Bytes { name, data }, &progress).map(|(p, _)| p)
         }
-        // Both SQLite targets call the same importer; they differ in seeds and dictionary.
-        "nvprof_sqlite" | "nsys_sqlite" => {
+        // The SQLite targets call the same importer; they differ in seeds and dictionary.
+        "nvprof_sqlite" | "nsys_sqlite" | "rocpd_sqlite" | "rpd_sqlite" => {
             import::sqlite::import(Input::Bytes { name, data }, &progress).map(|(p, _)| p)
         }
         "detect" => warpscope_core::import_bytes(name, data, &progress),

@@ -360,6 +360,7 @@ fn everything_profile() -> Profile {
                 ("driver".to_string(), "580.65".to_string()),
                 ("padded".to_string(), "007".to_string()),
             ],
+            ..Device::default()
         },
         Device {
             id: 1,
@@ -369,6 +370,7 @@ fn everything_profile() -> Profile {
             memory_bytes: None,
             memory_bandwidth_bytes_per_s: None,
             properties: Vec::new(),
+            ..Device::default()
         },
     ];
     let pid = TraceId::Int(4242);
@@ -532,6 +534,7 @@ fn everything_profile() -> Profile {
             external_id: Some(1011),
             mangled_name: Some(mangled),
             process_group: Some(group),
+            ..KernelInfo::default()
         },
         0,
     );

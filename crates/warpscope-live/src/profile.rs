@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use warpscope_core::model::{
-    ApiInfo, CopyInfo, CopyKind, Device, Format, GpuLane, KernelInfo, MemoryKind, TraceId,
+    ApiInfo, CopyInfo, CopyKind, Device, Format, GpuLane, GpuVendor, KernelInfo, MemoryKind,
+    TraceId,
 };
 use warpscope_core::{EventKind, Profile, ProfileBuilder, TrackKey};
 
@@ -156,6 +157,8 @@ pub fn build_profile(run: &LiveRun, rec: &Recording, path: PathBuf) -> Profile {
         memory_bytes: Some(facts.memory_bytes),
         memory_bandwidth_bytes_per_s: run.peaks.d2d_bytes_per_s.map(|b| b as u64),
         properties: vec![("driver".into(), facts.driver_version.clone())],
+        vendor: GpuVendor::Nvidia,
+        gfx_target: None,
     });
     b.labels.push(("kernel".into(), run.kernel.clone()));
     if !facts.name.is_empty() {

@@ -12,9 +12,17 @@ pub struct KernelInfo {
     pub grid: Option<[u32; 3]>,
     /// Block dimensions (threads).
     pub block: Option<[u32; 3]>,
-    /// Registers per thread.
+    /// Registers per thread (AMD: architected VGPRs per work-item).
     pub registers_per_thread: Option<u32>,
-    /// Static shared memory per block in bytes.
+    /// Scalar registers (SGPRs) per wave (AMD).
+    pub scalar_registers: Option<u32>,
+    /// Accumulation registers (AGPRs) per work-item (AMD CDNA).
+    pub accum_registers: Option<u32>,
+    /// Private (scratch) memory per work-item in bytes (AMD private segment).
+    pub scratch_bytes: Option<u64>,
+    /// Threads per wave (AMD wavefront size, 32 or 64).
+    pub wave_size: Option<u32>,
+    /// Static shared memory per block in bytes (AMD: the LDS, group segment, per workgroup).
     pub static_shared_bytes: Option<u64>,
     /// Dynamic shared memory per block in bytes.
     pub dynamic_shared_bytes: Option<u64>,

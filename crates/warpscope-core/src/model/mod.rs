@@ -38,6 +38,12 @@ pub enum Format {
     /// A PyTorch CUDA caching-allocator snapshot (`torch.cuda.memory._dump_snapshot`, a
     /// pickle).
     TorchMemorySnapshot,
+    /// rocprofv3 SQLite database (`--output-format rocpd`, `*_results.db`, rocpd schema 3).
+    RocpdSqlite,
+    /// rocmProfileData (`rpd_tracer`) SQLite database (`.rpd`, RPD schema 2).
+    RpdSqlite,
+    /// Legacy rocprof (v1) SQLite database (`results.db`).
+    RocprofSqlite,
 }
 
 impl Format {
@@ -51,6 +57,9 @@ impl Format {
             Self::NsysSqlite => "nsys-sqlite",
             Self::Live => "live",
             Self::TorchMemorySnapshot => "torch-memory-snapshot",
+            Self::RocpdSqlite => "rocpd-sqlite",
+            Self::RpdSqlite => "rpd-sqlite",
+            Self::RocprofSqlite => "rocprof-sqlite",
         }
     }
 
@@ -64,6 +73,9 @@ impl Format {
             Self::NsysSqlite => "Nsight Systems SQLite export",
             Self::Live => "warpscope live run",
             Self::TorchMemorySnapshot => "PyTorch CUDA memory snapshot (pickle)",
+            Self::RocpdSqlite => "rocprofv3 rocpd SQLite database",
+            Self::RpdSqlite => "rocmProfileData RPD SQLite database",
+            Self::RocprofSqlite => "rocprof v1 SQLite database",
         }
     }
 }
@@ -102,7 +114,7 @@ pub struct Device {
     pub name: String,
     /// Compute capability (major, minor).
     pub compute_capability: Option<(u32, u32)>,
-    /// Number of streaming multiprocessors.
+    /// Number of streaming multiprocessors (NVIDIA), or of compute units (AMD).
     pub sm_count: Option<u32>,
     /// Global memory in bytes.
     pub memory_bytes: Option<u64>,
@@ -110,6 +122,23 @@ pub struct Device {
     pub memory_bandwidth_bytes_per_s: Option<u64>,
     /// Other properties as (name, value) pairs, in file order.
     pub properties: Vec<(String, String)>,
+    /// Who made the device, when the file says.
+    pub vendor: GpuVendor,
+    /// AMD ISA name (`gfx942`), when the file says.
+    pub gfx_target: Option<String>,
+}
+
+/// Who made a [`Device`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuVendor {
+    /// The file does not say.
+    #[default]
+    Unknown,
+    /// NVIDIA.
+    Nvidia,
+    /// AMD.
+    Amd,
 }
 
 /// A process or thread id as written in the file: a number, or an opaque string.
@@ -197,7 +226,7 @@ pub enum EventKind {
     UserAnnotation,
     /// A Python function frame.
     PythonFunction,
-    /// An NVTX range or mark.
+    /// An NVTX range or mark (or its AMD equivalent, a ROCTx range or mark).
     Nvtx,
     /// Profiler overhead.
     Overhead,

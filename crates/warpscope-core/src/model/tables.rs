@@ -5,7 +5,7 @@
 //! a field no row has costs nothing, and a kernel's launch configuration, which a few hundred
 //! distinct kernels repeat millions of times, is stored once and referred to by number. A
 //! million kernels of an Nsight Systems export take 12 MB instead of 150. Where launches do not
-//! repeat (a synthetic file), a kernel costs its packed configuration, 72 bytes, plus its ids.
+//! repeat (a synthetic file), a kernel costs its packed configuration, 88 bytes, plus its ids.
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -24,6 +24,9 @@ struct LaunchConfig {
     grid: [u32; 3],
     block: [u32; 3],
     registers_per_thread: u32,
+    scalar_registers: u32,
+    accum_registers: u32,
+    wave_size: u32,
     occupancy_pct: u32,
     blocks_per_sm: u32,
     warps_per_sm: u32,
@@ -32,6 +35,7 @@ struct LaunchConfig {
     static_shared_bytes: u64,
     dynamic_shared_bytes: u64,
     shared_memory_bytes: u64,
+    scratch_bytes: u64,
     present: u16,
 }
 
@@ -46,6 +50,10 @@ const BLOCKS_PER_SM: u16 = 1 << 7;
 const WARPS_PER_SM: u16 = 1 << 8;
 const MANGLED: u16 = 1 << 9;
 const PROCESS_GROUP: u16 = 1 << 10;
+const SCALAR_REGISTERS: u16 = 1 << 11;
+const ACCUM_REGISTERS: u16 = 1 << 12;
+const SCRATCH: u16 = 1 << 13;
+const WAVE_SIZE: u16 = 1 << 14;
 
 impl LaunchConfig {
     fn of(k: &KernelInfo) -> Self {
@@ -66,9 +74,17 @@ impl LaunchConfig {
         put(WARPS_PER_SM, k.warps_per_sm.is_some());
         put(MANGLED, k.mangled_name.is_some());
         put(PROCESS_GROUP, k.process_group.is_some());
+        put(SCALAR_REGISTERS, k.scalar_registers.is_some());
+        put(ACCUM_REGISTERS, k.accum_registers.is_some());
+        put(SCRATCH, k.scratch_bytes.is_some());
+        put(WAVE_SIZE, k.wave_size.is_some());
         c.grid = k.grid.unwrap_or_default();
         c.block = k.block.unwrap_or_default();
         c.registers_per_thread = k.registers_per_thread.unwrap_or(0);
+        c.scalar_registers = k.scalar_registers.unwrap_or(0);
+        c.accum_registers = k.accum_registers.unwrap_or(0);
+        c.scratch_bytes = k.scratch_bytes.unwrap_or(0);
+        c.wave_size = k.wave_size.unwrap_or(0);
         c.static_shared_bytes = k.static_shared_bytes.unwrap_or(0);
         c.dynamic_shared_bytes = k.dynamic_shared_bytes.unwrap_or(0);
         c.shared_memory_bytes = k.shared_memory_bytes.unwrap_or(0);
@@ -87,6 +103,10 @@ impl LaunchConfig {
             grid: has(GRID).then_some(self.grid),
             block: has(BLOCK).then_some(self.block),
             registers_per_thread: has(REGISTERS).then_some(self.registers_per_thread),
+            scalar_registers: has(SCALAR_REGISTERS).then_some(self.scalar_registers),
+            accum_registers: has(ACCUM_REGISTERS).then_some(self.accum_registers),
+            scratch_bytes: has(SCRATCH).then_some(self.scratch_bytes),
+            wave_size: has(WAVE_SIZE).then_some(self.wave_size),
             static_shared_bytes: has(STATIC_SHARED).then_some(self.static_shared_bytes),
             dynamic_shared_bytes: has(DYNAMIC_SHARED).then_some(self.dynamic_shared_bytes),
             shared_memory_bytes: has(SHARED).then_some(self.shared_memory_bytes),
@@ -468,6 +488,10 @@ mod tests {
             correlation: (i != 7).then_some(u64::from(i) * 11),
             external_id: (i > 3).then_some(u64::from(i)),
             mangled_name: i.is_multiple_of(4).then_some(StrId(i % 8)),
+            scalar_registers: i.is_multiple_of(3).then_some(96),
+            accum_registers: (i % 3 == 1).then_some(i % 2 * 128),
+            scratch_bytes: i.is_multiple_of(6).then_some(1 << 33),
+            wave_size: (i % 3 != 2).then_some(64),
             ..KernelInfo::default()
         }
     }

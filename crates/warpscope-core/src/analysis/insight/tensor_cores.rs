@@ -1,7 +1,10 @@
-//! Which kernels run on Tensor Cores, and which are GEMMs or convolutions, from their names.
+//! Which kernels run on Tensor Cores (AMD: matrix cores), and which are GEMMs or convolutions,
+//! from their names.
 //!
 //! cuBLAS, cuDNN and CUTLASS name their kernels after the instructions and data types they use;
-//! the rules are in `docs/occupancy.md#tensor-cores`. Names are compared in lower case.
+//! so do AMD's Tensile (rocBLAS, hipBLASLt: `MI32x32x8` is the MFMA instruction's shape) and
+//! Composable Kernel (`xdl`, `ck_tile` GEMMs); the rules are in
+//! `docs/occupancy.md#tensor-cores`. Names are compared in lower case.
 
 /// Name parts that mean the kernel issues Tensor Core instructions: the MMA instruction families
 /// (`hmma`, `imma`, `wgmma`/`gmma`...), CUTLASS's `tensorop` operator class, TF32 math, and the
@@ -19,9 +22,13 @@ const LOW_PRECISION_XMMA: &[&str] = &["f16f16", "bf16bf16", "i8i8", "e4m3", "e5m
 /// Tensor Core library (`cutlass_80_simt_sgemm`, `sm80_xmma_gemm_..._ffma`).
 const CUDA_CORE_MARKERS: &[&str] = &["simt", "ffma"];
 
-/// Name parts of GEMM and convolution kernels.
+/// Name parts that mean an AMD kernel issues matrix-core (MFMA, WMMA) instructions: the
+/// instructions' names, Composable Kernel's XDL (`DeviceGemmXdl`, `xdlops`) kernels.
+const MATRIX_CORE_MARKERS: &[&str] = &["mfma", "wmma", "xdlops", "_xdl", "gemmxdl", "gemm_xdl"];
+
+/// Name parts of GEMM and convolution kernels (`cijk_` starts every Tensile GEMM).
 const GEMM_OR_CONV_MARKERS: &[&str] = &[
-    "gemm", "conv", "wgrad", "dgrad", "fprop", "winograd", "cutlass", "matmul", "xmma",
+    "gemm", "conv", "wgrad", "dgrad", "fprop", "winograd", "cutlass", "matmul", "xmma", "cijk_",
 ];
 
 /// Name parts of double-precision or half-precision kernels (not FP32).
@@ -44,6 +51,20 @@ pub fn is_fp32_gemm_off_tensor_cores(name: &str) -> bool {
     gemm_or_conv_lower(&lower)
         && !tensor_cores_lower(&lower)
         && !NOT_FP32_MARKERS.iter().any(|m| lower.contains(m))
+        && tensile_fp32(&lower)
+}
+
+/// False for a Tensile GEMM whose data type is not FP32: its name's fourth part is the type
+/// code (`Cijk_Ailk_Bljk_SB_…`: `S` single, `D` double, `H` half, `B` bfloat16, `I8`…). True
+/// for every other name.
+fn tensile_fp32(lower: &str) -> bool {
+    match lower.find("cijk_") {
+        Some(at) => lower[at..]
+            .split('_')
+            .nth(3)
+            .is_some_and(|t| t.starts_with('s')),
+        None => true,
+    }
 }
 
 /// [`uses_tensor_cores`] of a name already in lower case.
@@ -53,6 +74,37 @@ fn tensor_cores_lower(lower: &str) -> bool {
     }
     TENSOR_CORE_MARKERS.iter().any(|m| lower.contains(m))
         || (lower.contains("xmma") && LOW_PRECISION_XMMA.iter().any(|m| lower.contains(m)))
+        || matrix_cores_lower(lower)
+}
+
+/// True if a lower-case AMD kernel name says it runs on matrix cores: an MFMA or WMMA
+/// instruction or CK XDL kernel by name, a Tensile kernel whose name carries the matrix
+/// instruction's shape (`_MI32x32x8x1_`: rocBLAS and hipBLASLt write `MI` only for kernels that
+/// use MFMA), or a Composable Kernel tile GEMM (`ck_tile::…Gemm…`, whose warp GEMMs are MFMA
+/// on CDNA).
+fn matrix_cores_lower(lower: &str) -> bool {
+    MATRIX_CORE_MARKERS.iter().any(|m| lower.contains(m))
+        || (lower.contains("cijk_") && has_mfma_shape(lower))
+        || (lower.contains("ck_tile") && lower.contains("gemm"))
+}
+
+/// True if `lower` has `_mi<digits>x<digits>x<digits>`, Tensile's MFMA shape.
+fn has_mfma_shape(lower: &str) -> bool {
+    lower.match_indices("_mi").any(|(at, _)| {
+        let mut rest = &lower[at + 3..];
+        for _ in 0..3 {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            if digits == 0 {
+                return false;
+            }
+            rest = &rest[digits..];
+            match rest.strip_prefix('x') {
+                Some(r) => rest = r,
+                None => return false,
+            }
+        }
+        true
+    })
 }
 
 /// [`is_gemm_or_conv`] of a name already in lower case.
@@ -102,5 +154,37 @@ mod tests {
             assert!(!uses_tensor_cores(name), "{name}");
             assert!(!is_fp32_gemm_off_tensor_cores(name), "{name}");
         }
+    }
+
+    /// Names from the AMD samples (rocBLAS/Tensile on gfx90a, Composable Kernel on gfx942) and
+    /// from hipBLASLt and CK.
+    #[test]
+    fn amd_matrix_core_kernels_are_recognised() {
+        let matrix = [
+            "Cijk_Ailk_Bljk_SB_MT128x64x16_MI32x32x2x1_SN_1LDSB1_APM1_ABV0_ACED0_AF0EM1_AF1EM1_AMAS3_ASE_ASGT_ASLT_ASAE01_ASCE01_ASEM1_ISA90a_IU1",
+            "Cijk_Alik_Bljk_HHS_BH_MT256x256x64_MI16x16x16x1_SN_GRVW8_ISA942",
+            "void ck_tile::kentry<1, ck_tile::BatchedGemmKernel<ck_tile::GemmSpatiallyLocalTilePartitioner<ck_tile::TileGemmShape<ck_tile::sequence<256, 256, 64>>>>>(ck_tile::BatchedGemmKernelArgs)",
+            "void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm_xdl_cshuffle_v3<_Float16>>(ck::Argument)",
+            "my_gemm_mfma_f32_32x32x8f16_kernel",
+        ];
+        for name in matrix {
+            assert!(uses_tensor_cores(name), "{name}");
+            assert!(is_gemm_or_conv(name), "{name}");
+            assert!(!is_fp32_gemm_off_tensor_cores(name), "{name}");
+        }
+        let plain = [
+            // A Tensile kernel without a matrix instruction (`MT` is the macro tile, not `MI`).
+            "Cijk_Ailk_Bljk_SB_MT64x64x8_SN_ISA90a",
+            "__amd_rocclr_fillBufferAligned",
+            "void at::native::modern::elementwise_kernel<at::native::AbsFunctor<float>>(int)",
+            "Cijk_Ailk_Bljk_SB_MT128x64x16_MIX",
+        ];
+        for name in plain {
+            assert!(!uses_tensor_cores(name), "{name}");
+        }
+        assert!(is_fp32_gemm_off_tensor_cores(plain[0]));
+        assert!(!is_fp32_gemm_off_tensor_cores(
+            "Cijk_Ailk_Bljk_HHS_BH_MT64x64x8_SN_ISA90a"
+        ));
     }
 }

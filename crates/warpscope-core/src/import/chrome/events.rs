@@ -377,6 +377,7 @@ impl ChromeState {
                     external_id,
                     mangled_name,
                     process_group,
+                    ..KernelInfo::default()
                 };
                 self.b.push_kernel(track, ts_ns, dur_ns, name, info, 0);
             }

@@ -13,7 +13,9 @@ use crate::builder::{ProfileBuilder, TrackId};
 use crate::cupti_cbid::{driver_api_name, runtime_api_name};
 use crate::demangle::demangle;
 use crate::import::{ImportError, Progress};
-use crate::model::{ApiInfo, CopyKind, Device, EventKind, Format, GpuLane, TraceId, TrackKey};
+use crate::model::{
+    ApiInfo, CopyKind, Device, EventKind, Format, GpuLane, GpuVendor, TraceId, TrackKey,
+};
 use crate::strings::StrId;
 
 const CONCURRENT_KERNEL: &str = "CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL";
@@ -69,7 +71,7 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
     read_version(db, &mut b);
     let mut r = Reader {
         db,
-        strings: Strings::new(db, &mut b, "StringTable", "_id_")?,
+        strings: Strings::new(db, &mut b, "StringTable", "_id_", "value")?,
         names: ActivityNames::default(),
         stream_names: FxHashMap::default(),
         thread_names: FxHashMap::default(),
@@ -296,6 +298,8 @@ impl Reader<'_> {
                 // CUPTI gives the bandwidth in kB/s.
                 memory_bandwidth_bytes_per_s: as_u64(v[5]).map(|kb| kb.saturating_mul(1000)),
                 properties,
+                vendor: GpuVendor::Nvidia,
+                gfx_target: None,
             });
         }
         Ok(())
