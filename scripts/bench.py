@@ -115,15 +115,17 @@ def main():
         with opener(args.trace, "rb") as src, open(plain, "wb") as dst:
             shutil.copyfileobj(src, dst)
 
-    ensure(plain, unpack)
-    ensure(packed, lambda: subprocess.run(["sh", "-c", f"gzip -c {plain} > {packed}"], check=True))
+    if not args.no_json:
+        ensure(plain, unpack)
+        ensure(packed,
+               lambda: subprocess.run(["sh", "-c", f"gzip -c {plain} > {packed}"], check=True))
     big = os.path.join(args.work, "big10.json")
     if args.big or args.scaling:
         gen = os.path.join(ROOT, "scripts", "gen_kineto_trace.py")
         ensure(big, lambda: subprocess.run([sys.executable, gen, plain, big], check=True))
 
     # (label, command, environment, bytes of JSON or of the file, compared with Python)
-    json_bytes = os.path.getsize(plain)
+    json_bytes = 0 if args.no_json else os.path.getsize(plain)
     rows = [] if args.no_json else [
         ("python json.load, 139 MB", python_load(plain), None, json_bytes, True),
         ("warpscope, 139 MB", summary(binary, plain), None, json_bytes, True),
