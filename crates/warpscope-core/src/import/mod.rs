@@ -221,21 +221,8 @@ static FAMILIES: [Family; 6] = [
         },
         handling: Handling::Import(chrome::import),
     },
-    Family {
-        sniffed: Sniffed::NsightCompute,
-        name: "Nsight Compute output",
-        looks_like: |head| text_lines(head).any(|l| l.starts_with("==PROF==")),
-        handling: Handling::Refuse(
-            "this is Nsight Compute (ncu) output, which has per-kernel metrics but no \
-             timeline; export a trace with nsys or the PyTorch profiler instead",
-        ),
-    },
-    Family {
-        sniffed: Sniffed::Nvprof,
-        name: "nvprof output",
-        looks_like: |head| text_lines(head).any(|l| is_nvprof_line(&l)),
-        handling: Handling::Import(nvprof::import),
-    },
+    // Before the text formats: its separator lines (`=====================`) look like nvprof's
+    // framing.
     Family {
         sniffed: Sniffed::RocmInfo,
         name: "rocminfo output",
@@ -251,6 +238,21 @@ static FAMILIES: [Family; 6] = [
              it describes the machine but holds no trace; open the run's results.db, \
              results.json or results.csv instead",
         ),
+    },
+    Family {
+        sniffed: Sniffed::NsightCompute,
+        name: "Nsight Compute output",
+        looks_like: |head| text_lines(head).any(|l| l.starts_with("==PROF==")),
+        handling: Handling::Refuse(
+            "this is Nsight Compute (ncu) output, which has per-kernel metrics but no \
+             timeline; export a trace with nsys or the PyTorch profiler instead",
+        ),
+    },
+    Family {
+        sniffed: Sniffed::Nvprof,
+        name: "nvprof output",
+        looks_like: |head| text_lines(head).any(|l| is_nvprof_line(&l)),
+        handling: Handling::Import(nvprof::import),
     },
 ];
 
@@ -601,7 +603,7 @@ mod tests {
         assert_eq!(sniff(b"hello world"), None);
         assert_eq!(sniff(b"==abc== x"), None);
         assert_eq!(
-            sniff(b"\x1b[37mROCk module version 6.12.12 is loaded\n=====\nHSA System Attributes"),
+            sniff(b"\x1b[37mROCk module version 6.7.6 is loaded\n=====================    \nHSA System Attributes"),
             Some(Sniffed::RocmInfo)
         );
     }
