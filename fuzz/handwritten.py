@@ -231,6 +231,132 @@ def nsys_sqlite():
         "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT); CREATE TABLE TARGET_INFO_GPU(x);"))
 
 
+S = "_0000aaaa_1111"
+ROCPD_SCHEMA = f"""
+CREATE TABLE rocpd_metadata{S}(id INTEGER PRIMARY KEY, tag TEXT, value TEXT);
+INSERT INTO rocpd_metadata{S} VALUES (1, 'schema_version', '3');
+CREATE TABLE rocpd_string{S}(id INTEGER PRIMARY KEY, string TEXT);
+INSERT INTO rocpd_string{S} VALUES (1, 'HIP_RUNTIME_API_EXT'), (2, 'hipLaunchKernel'),
+    (3, 'MEMORY_COPY_HOST_TO_DEVICE'), (4, 'MARKER_CORE_RANGE_API'), (5, 'roctxRangePushA');
+CREATE TABLE rocpd_info_agent{S}(id INTEGER PRIMARY KEY, type TEXT, absolute_index INTEGER,
+    name TEXT, product_name TEXT, extdata TEXT);
+INSERT INTO rocpd_info_agent{S} VALUES (0, 'CPU', 0, 'cpu', 'cpu', '{{}}'),
+    (2, 'GPU', 2, 'gfx942', 'AMD Instinct MI300X', '{{"cu_count": 304, "wave_front_size": 64}}');
+CREATE TABLE rocpd_info_kernel_symbol{S}(id INTEGER PRIMARY KEY, display_name TEXT,
+    kernel_name TEXT, arch_vgpr_count INTEGER, accum_vgpr_count INTEGER, sgpr_count INTEGER,
+    group_segment_size INTEGER);
+INSERT INTO rocpd_info_kernel_symbol{S} VALUES (1, 'k', 'k.kd', 128, 384, 112, 65536);
+CREATE TABLE rocpd_event{S}(id INTEGER PRIMARY KEY, category_id INTEGER, stack_id INTEGER,
+    correlation_id INTEGER, extdata TEXT);
+CREATE TABLE rocpd_region{S}(id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER, start INTEGER,
+    end INTEGER, name_id INTEGER, event_id INTEGER);
+CREATE TABLE rocpd_kernel_dispatch{S}(id INTEGER PRIMARY KEY, agent_id INTEGER,
+    kernel_id INTEGER, queue_id INTEGER, stream_id INTEGER, start INTEGER, end INTEGER,
+    grid_size_x INTEGER, grid_size_y INTEGER, grid_size_z INTEGER, workgroup_size_x INTEGER,
+    workgroup_size_y INTEGER, workgroup_size_z INTEGER, group_segment_size INTEGER,
+    event_id INTEGER);
+CREATE TABLE rocpd_memory_copy{S}(id INTEGER PRIMARY KEY, start INTEGER, end INTEGER,
+    name_id INTEGER, src_agent_id INTEGER, dst_agent_id INTEGER, size INTEGER,
+    stream_id INTEGER, event_id INTEGER);
+CREATE TABLE rocpd_memory_allocate{S}(id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER,
+    agent_id INTEGER, type TEXT, level TEXT, start INTEGER, end INTEGER, address INTEGER,
+    size INTEGER);
+"""
+
+
+def rocpd_sqlite():
+    put("rocpd_sqlite", "sqlite_header_only", b"SQLite format 3\x00" + b"\x02\x00\x01\x01" + b"\x00" * 80)
+    put("rocpd_sqlite", "truncated_db", sqlite_db(ROCPD_SCHEMA)[:900])
+    ev = f"INSERT INTO rocpd_event{S} VALUES (?,?,?,0,?)"
+    region = f"INSERT INTO rocpd_region{S} VALUES (?,7,7,?,?,?,?)"
+    dispatch = f"INSERT INTO rocpd_kernel_dispatch{S} VALUES (?,2,1,0,0,?,?,?,?,?,?,?,?,?,?)"
+    copy = f"INSERT INTO rocpd_memory_copy{S} VALUES (?,?,?,3,0,2,?,0,?)"
+    alloc = f"INSERT INTO rocpd_memory_allocate{S} VALUES (?,7,7,?,?,?,?,?,?,?)"
+    put("rocpd_sqlite", "warn_i64_extreme_times", sqlite_db(ROCPD_SCHEMA, [
+        (ev, [(1, 1, 5, "{}"), (2, 1, I64_MAX, "{}"), (3, 4, 6, '{"message": "step"}')]),
+        (region, [(1, I64_MIN, I64_MAX, 2, 1), (2, 100, 200, 2, 2), (3, I64_MAX, I64_MIN, 5, 3)]),
+        (dispatch, [(1, I64_MIN + 5, I64_MAX - 5, 1, 1, 1, 256, 1, 1, 0, 1),
+                    (2, 300, 400, 2**32, 2**31, 7, 0, 0, 0, 1 << 40, 2)]),
+        (copy, [(1, 0, I64_MAX, -5, 1), (2, 500, 400, 2**63 - 1, 2)]),
+    ]))
+    put("rocpd_sqlite", "gpu_total_overflow", sqlite_db(ROCPD_SCHEMA, [
+        (dispatch, [(1, 0, 5 * 10**18, 1, 1, 1, 64, 1, 1, 0, None),
+                    (2, 1, 5 * 10**18 + 1, 1, 1, 1, 64, 1, 1, 0, None)]),
+    ]))
+    # Frees of addresses never allocated, a free without an agent, sizes out of range,
+    # unknown types and levels, times at the extremes.
+    put("rocpd_sqlite", "warn_memory_oddities", sqlite_db(ROCPD_SCHEMA, [
+        (alloc, [(1, 2, "ALLOC", "REAL", 10, 20, 0x1000, 2**62), (2, None, "FREE", "REAL", 30, 40, 0x2000, 0),
+                 (3, 2, "ALLOC", "VIRTUAL", 50, 60, 0x3000, 64), (4, 2, "REALLOC", "REAL", 70, 80, 0x1000, 8),
+                 (5, 99, "ALLOC", "REAL", 90, 95, 0x4000, 64), (6, 2, "ALLOC", "REAL", I64_MAX, 0, 0x5000, -1),
+                 (7, 2, "ALLOC", "REAL", 100, 110, 0x6000, 2**50), (8, None, "FREE", "REAL", 120, 130, 0x6000, 0)]),
+    ]))
+    # Schema version 3 with no activity table but the metadata: not rocprofv3.
+    put("rocpd_sqlite", "err_metadata_only", sqlite_db(
+        f"CREATE TABLE rocpd_metadata{S}(id INTEGER PRIMARY KEY, tag TEXT, value TEXT);"
+        f"INSERT INTO rocpd_metadata{S} VALUES (1, 'schema_version', '3');"))
+    # Agents' properties that are not JSON, or JSON of the wrong shapes.
+    put("rocpd_sqlite", "odd_agent_extdata", sqlite_db(ROCPD_SCHEMA + f"""
+        INSERT INTO rocpd_info_agent{S} VALUES (3, 'GPU', 3, 'gfx90a', 'x', '{{"cu_count": -1, "mem_banks": 5}}'),
+            (4, 'GPU', 4, 'gfx', 'y', '[1, 2'), (5, 'GPU', 4294967296, 'gfx908', NULL, NULL);""", [
+        (dispatch, [(1, 10, 20, 64, 1, 1, 64, 1, 1, 0, None)]),
+    ]))
+
+
+RPD_SCHEMA = """
+CREATE TABLE rocpd_metadata(id INTEGER PRIMARY KEY, tag TEXT, value TEXT);
+INSERT INTO rocpd_metadata VALUES (1, 'schema_version', '2');
+CREATE TABLE rocpd_string(id INTEGER PRIMARY KEY, string TEXT);
+INSERT INTO rocpd_string VALUES (1, ''), (2, 'hipLaunchKernel'), (3, 'KernelExecution'),
+    (4, 'CopyHostToDevice'), (5, 'Cijk_Ailk_Bljk_SB_MT128x64x16_MI32x32x2x1_ISA90a'),
+    (6, 'UserMarker');
+CREATE TABLE rocpd_op(id INTEGER PRIMARY KEY, gpuId INTEGER, queueId INTEGER, start INTEGER,
+    end INTEGER, description_id INTEGER, opType_id INTEGER);
+CREATE TABLE rocpd_api(id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER, start INTEGER,
+    end INTEGER, apiName_id INTEGER, args_id INTEGER);
+CREATE TABLE rocpd_api_ops(id INTEGER PRIMARY KEY, api_id INTEGER, op_id INTEGER);
+CREATE TABLE rocpd_kernelapi(api_ptr_id INTEGER PRIMARY KEY, gridX INTEGER, gridY INTEGER,
+    gridZ INTEGER, workgroupX INTEGER, workgroupY INTEGER, workgroupZ INTEGER,
+    groupSegmentSize INTEGER, privateSegmentSize INTEGER, codeObject_id INTEGER,
+    kernelName_id INTEGER);
+CREATE TABLE rocpd_copyapi(api_ptr_id INTEGER PRIMARY KEY, size INTEGER);
+"""
+
+
+def rpd_sqlite():
+    put("rpd_sqlite", "truncated_db", sqlite_db(RPD_SCHEMA)[:700])
+    op = "INSERT INTO rocpd_op VALUES (?,?,0,?,?,?,?)"
+    api = "INSERT INTO rocpd_api VALUES (?,7,7,?,?,?,1)"
+    put("rpd_sqlite", "warn_i64_extreme_times", sqlite_db(RPD_SCHEMA, [
+        (op, [(1, 2, I64_MIN, I64_MAX, 5, 3), (2, -1, 100, 200, 1, 4), (3, 2**40, 300, 250, 99, 3)]),
+        (api, [(1, I64_MIN, I64_MAX, 2), (2, 50, 60, 6)]),
+        ("INSERT INTO rocpd_api_ops VALUES (?,?,?)", [(1, 1, 1), (2, 2, 2), (3, 99, 3)]),
+        ("INSERT INTO rocpd_kernelapi VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+         [(1, 2**32, 1, 1, 0, 1, 1, -1, I64_MAX, 7, 5)]),
+        ("INSERT INTO rocpd_copyapi VALUES (?,?)", [(2, -5)]),
+    ]))
+    put("rpd_sqlite", "gpu_total_overflow", sqlite_db(RPD_SCHEMA, [
+        (op, [(1, 2, 0, 5 * 10**18, 5, 3), (2, 2, 1, 5 * 10**18 + 1, 5, 3)]),
+    ]))
+    # rocprof v1: times of 0, a sizeBytes( that never ends, a KERN without times.
+    put("rpd_sqlite", "warn_rocprof_v1", sqlite_db(
+        'CREATE TABLE HIP ("BeginNs" INTEGER, "EndNs" INTEGER, pid INTEGER, tid INTEGER, Name TEXT,'
+        ' args TEXT, "Index" INTEGER);'
+        'CREATE TABLE COPY ("BeginNs" INTEGER, "EndNs" INTEGER, "dev-id" INTEGER, "queue-id" INTEGER,'
+        ' Name TEXT, "stream-id" INTEGER, "Index" INTEGER);'
+        'CREATE TABLE OPS ("BeginNs" INTEGER, "EndNs" INTEGER, "dev-id" INTEGER, "queue-id" INTEGER,'
+        ' Name TEXT, "stream-id" INTEGER, "Index" INTEGER);'
+        'CREATE TABLE KERN ("Index" INTEGER, KernelName TEXT);', [
+            ('INSERT INTO HIP VALUES (?,?,1,1,?,?,?)', [
+                (0, 10, "hipMemcpy", "( sizeBytes(99999999999999999999999", 1),
+                (5, I64_MAX, "hipMemcpy", "sizeBytes(12)", 2)]),
+            ('INSERT INTO COPY VALUES (?,?,?,0,?,?,?)', [
+                (20, 30, 4, "CopyHostToDevice", -1, 1), (40, 0, 2**40, "CopyNowhere", 1, 2)]),
+            ('INSERT INTO OPS VALUES (?,?,?,0,?,?,?)', [
+                (50, 60, 4, "FillBuffer", 0, 3), (70, 80, -4, "kernel", None, None)]),
+        ]))
+
+
 def detect():
     cut = trace(KERNEL % ("1", "2"))
     cut = cut[: cut.index(b'"dur"') + 2]
@@ -366,6 +492,8 @@ if __name__ == "__main__":
     nvprof()
     nvprof_sqlite()
     nsys_sqlite()
+    rocpd_sqlite()
+    rpd_sqlite()
     detect()
     snapshot()
     rocm_text()

@@ -18,6 +18,8 @@ Per target:
                 "Profiling result" of longer logs
   nvprof_sqlite nvprof .nvvp databases reduced to their schema and the first rows of each table
   nsys_sqlite   the same for Nsight Systems exports
+  rocpd_sqlite  the same for rocprofv3 databases, plus gen_rocpd_sqlite.py --small
+  rpd_sqlite    the same for RPD and rocprof v1 databases
   detect        a mix of the above without the block byte, plain and gzip-compressed
   rocm_text     heads of the AMD text samples (rocm/*.csv, *.json), each behind the byte that picks
                 its reader (see fuzz/src/replay.rs)
@@ -35,6 +37,7 @@ import os
 import re
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -43,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / ".." / "shared" / "samples"
 CORPUS = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "fuzz" / "corpus"
 TARGETS = ["chrome_json", "nvprof_text", "nvprof_sqlite", "nsys_sqlite", "detect", "snapshot",
-           "rocm_text"]
+           "rocm_text", "rocpd_sqlite", "rpd_sqlite"]
 
 # Chrome seeds: at most this many events per (ph, cat), and a size budget per seed.
 PER_KIND = 2
@@ -59,7 +62,7 @@ SQL_BUDGET = 64 * 1024
 def importer_names():
     """Table names the SQLite importers use (from the committed dictionaries)."""
     names = set()
-    for t in ["nvprof_sqlite", "nsys_sqlite"]:
+    for t in ["nvprof_sqlite", "nsys_sqlite", "rocpd_sqlite", "rpd_sqlite"]:
         path = ROOT / "fuzz" / "dict" / f"{t}.dict"
         if path.exists():
             names.update(re.findall(r'^"([A-Za-z_][A-Za-z0-9_]*)"$', path.read_text(), re.M))
@@ -207,6 +210,20 @@ def rocm_seeds():
     return made
 
 
+def shrink_json(v):
+    """A long JSON object text (a rocprofv3 agent's properties, a process's environment) cut
+    to its scalar top-level keys; any other value as it is."""
+    if not isinstance(v, str) or len(v) < 2048 or not v.startswith("{"):
+        return v
+    try:
+        doc = json.loads(v)
+    except ValueError:
+        return v
+    if not isinstance(doc, dict):
+        return v
+    return json.dumps({k: x for k, x in doc.items() if isinstance(x, (int, float, str))})
+
+
 def reduce_sqlite(src, dst, rows=SQL_ROWS):
     """Copies the schema of `src` and the first `rows` rows of each table (and the strings they
     refer to) into a new database `dst`, vacuumed with small pages."""
@@ -220,20 +237,25 @@ def reduce_sqlite(src, dst, rows=SQL_ROWS):
         "SELECT name, sql FROM sqlite_master WHERE type='table' AND sql IS NOT NULL "
         "AND name NOT LIKE 'sqlite_%'"
     ).fetchall()
-    string_tables = {"StringTable", "StringIds"}
+    string_tables = {"StringTable", "StringIds", "rocpd_string"}
+    string_tables.update(n for n, _ in tables if n.startswith("rocpd_string_"))
+    # rocprofv3 tables carry a session suffix; the AMD formats' tables are all read.
+    amd = {"HIP", "HSA", "OPS", "COPY", "KERN"}
     refs = set()
     kept = []
     for name, sql in tables:
         count = s.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0]
         # Tables the importers never read only cost pages.
-        read = name in IMPORTER_NAMES or (count > 0 and name.startswith("CUPTI_ACTIVITY_KIND_"))
+        read = (name in IMPORTER_NAMES or name in amd or name.startswith("rocpd_")
+                or (count > 0 and name.startswith("CUPTI_ACTIVITY_KIND_")))
         if not read:
             continue
         d.execute(sql)
         kept.append((name, sql))
         if name in string_tables or count == 0:
             continue
-        got = s.execute(f'SELECT * FROM "{name}" LIMIT {rows}').fetchall()
+        got = [tuple(shrink_json(v) for v in r)
+               for r in s.execute(f'SELECT * FROM "{name}" LIMIT {rows}').fetchall()]
         cols = len(got[0])
         d.executemany(f'INSERT INTO "{name}" VALUES ({",".join("?" * cols)})', got)
         for row in got:
@@ -258,8 +280,20 @@ def sqlite_seeds():
     made = []
     tmp = Path(tempfile.mkdtemp(prefix="warpscope-seeds-"))
     try:
-        for sub, target in [("nvprof-sqlite", "nvprof_sqlite"), ("nsys-sqlite", "nsys_sqlite")]:
+        for sub, target in [("nvprof-sqlite", "nvprof_sqlite"), ("nsys-sqlite", "nsys_sqlite"),
+                            ("rocm", None)]:
             for path in sorted((SAMPLES / sub).glob("*")):
+                if target is None:
+                    # The rocm folder: its databases only, by their tables.
+                    if path.read_bytes()[:16] != b"SQLite format 3\x00":
+                        continue
+                    c = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+                    names = [r[0] for r in c.execute("SELECT name FROM sqlite_master")]
+                    c.close()
+                    rocpd = any(n.startswith("rocpd_kernel_dispatch_") for n in names)
+                    seed_target = "rocpd_sqlite" if rocpd else "rpd_sqlite"
+                else:
+                    seed_target = target
                 out = tmp / (path.stem + ".sqlite")
                 rows = SQL_ROWS
                 size = reduce_sqlite(path, out, rows)
@@ -270,8 +304,14 @@ def sqlite_seeds():
                     print(f"make_seeds: {path.name} reduces to {size} bytes (> budget)",
                           file=sys.stderr)
                 data = out.read_bytes()
-                write(target, path.stem, data)
+                write(seed_target, path.stem, data)
                 made.append((path.stem, data))
+        # A rocprofv3 database with copies, markers, samples and allocations (the real one has
+        # none of them): the synthetic one of gen_rocpd_sqlite.py.
+        small = tmp / "synthetic_rocpd.db"
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_rocpd_sqlite.py"), "--small",
+                        str(small)], check=True, capture_output=True)
+        write("rocpd_sqlite", "synthetic_rocpd", small.read_bytes())
     finally:
         shutil.rmtree(tmp)
     return made

@@ -42,7 +42,7 @@ import math
 import sys
 
 # Kineto's category names; the 2021 traces used `Kernel`, `Memcpy`, `Memset`, `Runtime` and
-# `Operator` (../shared/docs/formats.md, "Legacy (2021) names").
+# `Operator` (docs/formats.md, "Legacy (2021) names").
 GPU_CATS = {"kernel": "kernel", "gpu_memcpy": "memory", "gpu_memset": "memory",
             "Kernel": "kernel", "Memcpy": "memory", "Memset": "memory"}
 API_CATS = {"cuda_runtime", "cuda_driver", "Runtime"}

@@ -16,6 +16,8 @@ microsecond). The runs of every row are interleaved, so a busy machine slows all
 - --others: a 200 MB Nsight Systems export (and one where every launch has its own registers,
   grid and shared memory, the worst case for the kernel table) and a 500 MB nvprof CSV, from
   the generators; with --gb also a 1 GB export and a 1 GB CSV.
+- --amd: a 1 GB rocprofv3 database (scripts/gen_rocpd_sqlite.py) against its yardstick, the
+  1 GB Nsight Systems export, interleaved; --no-json leaves out the Kineto rows.
 
 Generated files go to --work (default /tmp/warpscope-bench) and are reused.
 """
@@ -57,6 +59,10 @@ def python_load(path):
 
 
 def summary(binary, path):
+    # The core's `load` example imports and summarises as `warpscope summary` does, without the
+    # GUI crates (a quicker build to measure an importer with).
+    if os.path.basename(binary) == "load":
+        return [binary, path]
     return [binary, "summary", path, "--format", "json"]
 
 
@@ -91,7 +97,11 @@ def main():
                          "nvprof CSV (500 MB), generated once")
     ap.add_argument("--gb", action="store_true",
                     help="with --others: also a 1 GB nsys export and a 1 GB nvprof CSV")
-    ap.add_argument("--bin", help="the warpscope binary (default: the release build)")
+    ap.add_argument("--amd", action="store_true",
+                    help="a 1 GB rocprofv3 database against the 1 GB nsys export")
+    ap.add_argument("--no-json", action="store_true", help="leave out the Kineto rows")
+    ap.add_argument("--bin", help="the warpscope binary (default: the release build), or the "
+                                  "core's examples/load")
     args = ap.parse_args()
     binary = args.bin or RELEASE_BIN
     if not os.path.exists(binary):
@@ -105,16 +115,18 @@ def main():
         with opener(args.trace, "rb") as src, open(plain, "wb") as dst:
             shutil.copyfileobj(src, dst)
 
-    ensure(plain, unpack)
-    ensure(packed, lambda: subprocess.run(["sh", "-c", f"gzip -c {plain} > {packed}"], check=True))
+    if not args.no_json:
+        ensure(plain, unpack)
+        ensure(packed,
+               lambda: subprocess.run(["sh", "-c", f"gzip -c {plain} > {packed}"], check=True))
     big = os.path.join(args.work, "big10.json")
     if args.big or args.scaling:
         gen = os.path.join(ROOT, "scripts", "gen_kineto_trace.py")
         ensure(big, lambda: subprocess.run([sys.executable, gen, plain, big], check=True))
 
     # (label, command, environment, bytes of JSON or of the file, compared with Python)
-    json_bytes = os.path.getsize(plain)
-    rows = [
+    json_bytes = 0 if args.no_json else os.path.getsize(plain)
+    rows = [] if args.no_json else [
         ("python json.load, 139 MB", python_load(plain), None, json_bytes, True),
         ("warpscope, 139 MB", summary(binary, plain), None, json_bytes, True),
         ("warpscope, 139 MB gzip", summary(binary, packed), None, json_bytes, True),
@@ -142,9 +154,21 @@ def main():
             rows.append((f"warpscope, {label}", summary(binary, path), None,
                          os.path.getsize(path), False))
 
+    if args.amd:
+        gen_nsys = os.path.join(ROOT, "scripts", "gen_nsys_sqlite.py")
+        gen_rocpd = os.path.join(ROOT, "scripts", "gen_rocpd_sqlite.py")
+        nsys_gb = os.path.join(args.work, "nsys1000.sqlite")
+        rocpd_gb = os.path.join(args.work, "rocpd1000_results.db")
+        for label, path, gen in [
+                ("nsys SQLite 1 GB (yardstick)", nsys_gb, [gen_nsys, "--size-mb", "1000", nsys_gb]),
+                ("rocpd SQLite 1 GB", rocpd_gb, [gen_rocpd, "--size-mb", "1000", rocpd_gb])]:
+            ensure(path, lambda: subprocess.run([sys.executable, *gen], check=True))
+            rows.append((f"warpscope, {label}", summary(binary, path), None,
+                         os.path.getsize(path), False))
+
     print(f"{os.cpu_count()} cores; medians of {args.runs} interleaved runs", flush=True)
     med = median_rows(rows, args.runs)
-    yard = med["python json.load, 139 MB"][0]
+    yard = med["python json.load, 139 MB"][0] if not args.no_json else 1.0
     print(f"{'':34} {'wall s':>7} {'CPU s':>7} {'peak MB':>8} {'MB/s':>7} {'peak/file':>9} {'vs Python':>9}")
     for label, _, _, size, compared in rows:
         wall, cpu, peak = med[label]

@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
 [[ $# -gt 0 ]] && shift
-ALL_TARGETS=(chrome_json nvprof_text nvprof_sqlite nsys_sqlite detect snapshot rocm_text)
+ALL_TARGETS=(chrome_json nvprof_text nvprof_sqlite nsys_sqlite detect snapshot rocm_text rocpd_sqlite rpd_sqlite)
 if [[ $# -gt 0 ]]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 SAMPLES=${FUZZ_SAMPLES:-../shared/samples}
 SANITIZER=${FUZZ_SANITIZER:-none}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a synthetic Nsight Systems SQLite export (schema 3.24-style) for import benchmarks.
 
-The layout follows ../shared/docs/formats.md section 5: CUPTI_ACTIVITY_KIND_KERNEL / _MEMCPY /
+The layout follows docs/formats.md section 5: CUPTI_ACTIVITY_KIND_KERNEL / _MEMCPY /
 _MEMSET / _RUNTIME / _SYNCHRONIZATION, NVTX_EVENTS, StringIds, TARGET_INFO_GPU,
 TARGET_INFO_SESSION_START_TIME, PROCESSES, ThreadNames and META_DATA_EXPORT, with no indexes
 and rows in no particular time order across tables (as nsys writes them). The workload is a

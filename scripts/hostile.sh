@@ -167,7 +167,8 @@ def damage(src, name, kind):
     tables = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type='table'")]
     for t in tables:
         cols = [r[1] for r in c.execute(f'PRAGMA table_info("{t}")')]
-        pairs = [(a, b) for a, b in (("start", "end"), ("timestamp", None)) if a in cols and (b is None or b in cols)]
+        pairs = [(a, b) for a, b in (("start", "end"), ("timestamp", None), ("BeginNs", "EndNs"))
+                 if a in cols and (b is None or b in cols)]
         for a, b in pairs:
             rowids = [r[0] for r in c.execute(f'SELECT rowid FROM "{t}" ORDER BY rowid LIMIT 3')]
             for k, rid in enumerate(rowids):
@@ -184,12 +185,14 @@ def damage(src, name, kind):
     c.commit()
     c.close()
 
-for sub in ("nvprof-sqlite", "nsys-sqlite"):
+for sub in ("nvprof-sqlite", "nsys-sqlite", "rocm"):
     d = samples / sub
     if not d.is_dir():
         print(f"hostile.sh: no samples in {d}; SQLite cases skipped", file=sys.stderr)
         continue
-    for src in sorted(d.iterdir())[:2]:
+    # The rocm folder holds text formats too: its databases only (rocprofv3, RPD, rocprof v1).
+    dbs = [p for p in sorted(d.iterdir()) if p.read_bytes()[:16] == b"SQLite format 3\x00"]
+    for src in dbs[:3 if sub == "rocm" else 2]:
         for kind in ("i64", "reversed", "1e300"):
             damage(src, f"{sub}_{src.stem[:24]}_{kind}.sqlite", kind)
 PY

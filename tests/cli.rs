@@ -366,26 +366,22 @@ fn every_shared_sample_loads_from_the_command_line() {
                 continue; // 139 MB: covered by the benchmark
             }
             let o = warpscope(&["summary", f.to_str().unwrap(), "--format", "json"]);
-            // Not profiles (PyTorch's own figures, rocminfo's machine description), and the
-            // AMD SQLite formats this branch does not read (issue 30, amd-db): a clean one-line
-            // error naming the file, never a crash. Every AMD text format loads.
-            let amd_sqlite = sub.ends_with("rocm")
-                && (name.ends_with(".db") || name.ends_with(".rpd"))
-                && !o.status.success();
-            let not_read =
-                name == "pytorch_truth.json" || name.ends_with(".sysinfo.txt") || amd_sqlite;
-            if name.ends_with(".sysinfo.txt") {
-                assert!(
-                    stderr(&o).contains("this is rocminfo output"),
-                    "{}",
-                    stderr(&o)
-                );
+            // Not profiles (PyTorch's own figures, the rocminfo text rocprof writes beside a
+            // run): a clean one-line error naming the file, never a crash. Every AMD profile
+            // (databases and text formats) loads.
+            let sysinfo = name.ends_with(".sysinfo.txt");
+            let not_read = name == "pytorch_truth.json" || sysinfo;
+            if sysinfo {
+                assert!(stderr(&o).contains("rocminfo"), "{}", stderr(&o));
             }
             if not_read {
                 assert_eq!(o.status.code(), Some(1), "{name}");
                 let err = stderr(&o);
                 assert_eq!(err.lines().count(), 1, "{err}");
                 assert!(err.contains(&name), "{err}");
+                if sysinfo {
+                    assert!(err.contains("rocminfo output"), "{err}");
+                }
             } else if name == "cfd_titanxp_cpu-profiling.csv" {
                 assert_eq!(o.status.code(), Some(1), "{name}");
                 assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
@@ -542,4 +538,41 @@ fn a_cut_off_trace_is_warned_about_before_the_figures_and_exits_0() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(stderr(&o).contains(cut_off), "{}", stderr(&o));
     std::fs::remove_dir_all(out).unwrap();
+}
+
+/// What a user reads of an AMD database with `info`, `summary` and `analyze`: the MI300X agent
+/// as a device with its gfx target and compute units, the HIP calls among the API calls, the
+/// GEMMs on matrix cores with an occupancy.
+#[test]
+fn amd_databases_work_from_the_command_line() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples/rocm");
+    if !dir.is_dir() {
+        eprintln!("skipping: ../shared/samples not found");
+        return;
+    }
+    let db = dir.join("rocprofv3_7.1.1_mi300x_bmm_results.db");
+    let o = warpscope(&["info", db.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("GPU 2: AMD Instinct MI300X, gfx942, 304 CUs, 191.984GB"),
+        "{text}"
+    );
+    let j = summary_json(db.to_str().unwrap());
+    assert_eq!(j["source"]["format"], "rocpd-sqlite", "{j}");
+    assert_eq!(j["gpu_total_ns"], 2_604_546, "{j}");
+    let o = warpscope(&["analyze", db.to_str().unwrap(), "--format", "json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let a: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let gemm = a["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"].as_str().unwrap().contains("BatchedGemmKernel"))
+        .unwrap_or_else(|| panic!("{a}"));
+    assert_eq!(gemm["tensor_cores"], true, "{gemm}");
+    assert_eq!(gemm["theoretical_occupancy_pct"], 12.5, "{gemm}");
+    let rpd = dir.join("rpd_gfx90a_matmul.rpd");
+    let j = summary_json(rpd.to_str().unwrap());
+    assert_eq!(j["source"]["format"], "rpd-sqlite", "{j}");
 }

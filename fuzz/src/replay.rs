@@ -28,6 +28,8 @@ pub const TARGETS: &[&str] = &[
     "detect",
     "snapshot",
     "rocm_text",
+    "rocpd_sqlite",
+    "rpd_sqlite",
 ];
 
 /// How one run ended (a broken invariant panics instead).
@@ -65,8 +67,8 @@ pub fn run(target: &str, data: &[u8]) -> Outcome {
         "nvprof_text" => {
             import::nvprof::import(Input::Bytes { name, data }, &progress).map(|(p, _)| p)
         }
-        // Both SQLite targets call the same importer; they differ in seeds and dictionary.
-        "nvprof_sqlite" | "nsys_sqlite" => {
+        // The SQLite targets call the same importer; they differ in seeds and dictionary.
+        "nvprof_sqlite" | "nsys_sqlite" | "rocpd_sqlite" | "rpd_sqlite" => {
             import::sqlite::import(Input::Bytes { name, data }, &progress).map(|(p, _)| p)
         }
         "detect" => warpscope_core::import_bytes(name, data, &progress),

@@ -71,6 +71,7 @@ fn source_text(source: MemorySource) -> &'static str {
             "CUDA caching-allocator snapshot; totals replayed from its trace, anchored on its segments at the end"
         }
         MemorySource::Nsys => "Nsight Systems CUDA memory records",
+        MemorySource::Rocpd => "rocprofv3 memory-allocation records (HIP/HSA allocations)",
     }
 }
 

@@ -10,6 +10,8 @@
 
 #[path = "compare.rs"]
 mod compare;
+#[path = "conformance_amd_sqlite.rs"]
+mod conformance_amd_sqlite;
 #[path = "conformance_chrome.rs"]
 mod conformance_chrome;
 #[path = "conformance_nvprof.rs"]

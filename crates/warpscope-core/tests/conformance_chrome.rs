@@ -1,7 +1,7 @@
 //! Conformance tests of the Chrome / Kineto / TensorFlow importer against the real samples in
 //! `../shared/samples/{chrome-kineto,chrome-tensorflow,kineto-h100}`.
 //!
-//! Every figure marked "formats.md §9" is copied from `../shared/docs/formats.md` section 9 and
+//! Every figure marked "formats.md §9" is copied from `docs/formats.md` section 9 and
 //! must be reproduced exactly. Figures marked "extra" were computed independently for this suite
 //! with Python (`json` + `decimal`, durations as exact integer ns from the decimal text) from the
 //! same files. Tests skip (pass with a note) when `../shared/samples` is absent.

@@ -1,6 +1,6 @@
 //! Conformance of the AMD text importers (`docs/formats_amd_text.md`) over
 //! `../shared/samples/rocm` and the two AMD Kineto traces: the counts and sums of the
-//! independent reference `scripts/amd_reference.py`, to the ns; devices, lanes and launch
+//! independent reference `scripts/amd_reference_text.py`, to the ns; devices, lanes and launch
 //! details as the files give them; the `--stats` summaries against the traces they summarise;
 //! and fixtures written here (a rocprofv3 run directory, later column layouts, broken files).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -85,7 +85,7 @@ fn every_amd_text_sample_equals_the_independent_reference() {
         return;
     }
     assert_eq!(files.len(), 13, "{files:?}");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/amd_reference.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/amd_reference_text.py");
     let out = match Command::new("python3").arg(&script).args(&files).output() {
         Ok(o) => o,
         Err(e) => {

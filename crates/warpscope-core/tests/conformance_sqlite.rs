@@ -1,5 +1,5 @@
 //! Conformance of the SQLite importers (nvprof `.nvvp`, Nsight Systems exports) with the figures
-//! in `../shared/docs/formats.md` section 9, plus fixtures written here: an nsys export with
+//! in `docs/formats.md` section 9, plus fixtures written here: an nsys export with
 //! `NVTX_EVENTS` (no real sample has one), several processes sharing correlation ids, and broken
 //! or foreign SQLite files.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -957,7 +957,7 @@ fn sqlite_that_is_not_a_profile_is_rejected() {
             assert_eq!(p, &path);
             assert_eq!(
                 detail,
-                "SQLite database without nvprof or Nsight Systems tables (tables: people)"
+                "SQLite database without the tables of nvprof, Nsight Systems, rocprofv3 (rocpd schema 3), rocmProfileData (RPD schema 2) or rocprof v1 (tables: people)"
             );
         }
         other => panic!("unexpected error {other:?}"),
@@ -981,7 +981,7 @@ fn empty_files_are_rejected() {
     match err {
         ImportError::UnknownFormat { detail, .. } => assert_eq!(
             detail,
-            "SQLite database without nvprof or Nsight Systems tables (it has no tables)"
+            "SQLite database without the tables of nvprof, Nsight Systems, rocprofv3 (rocpd schema 3), rocmProfileData (RPD schema 2) or rocprof v1 (it has no tables)"
         ),
         other => panic!("unexpected error {other:?}"),
     }

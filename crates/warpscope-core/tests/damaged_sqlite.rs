@@ -1,5 +1,6 @@
-//! Damages every sample database under `../shared/samples/{nvprof-sqlite,nsys-sqlite}` in every
-//! systematic way and loads each variant from memory: drop each table the importers read, drop
+//! Damages every sample database under `../shared/samples/{nvprof-sqlite,nsys-sqlite}` and the
+//! AMD ones under `../shared/samples/rocm` (rocprofv3, RPD, rocprof v1) in every systematic way
+//! and loads each variant from memory: drop each table the importers read, drop
 //! each column of those tables (the table rebuilt without it), set a column to NULL, put
 //! `i64::MIN`, `i64::MAX`, 0, -1, ±1e300, text, a blob or a dangling string id in a cell,
 //! empty the string table (every id dangles) and duplicate every row.
@@ -76,7 +77,42 @@ const NSYS_TABLES: [&str; 14] = [
 ];
 
 /// Columns that hold event times.
-const TIME_COLUMNS: [&str; 3] = ["start", "end", "timestamp"];
+const TIME_COLUMNS: [&str; 5] = ["start", "end", "timestamp", "BeginNs", "EndNs"];
+
+/// The time columns the AMD importers read, by table (a rocprofv3 table's name is this plus
+/// its session suffix): a damaged value there must be reported. The other tables' times
+/// (process and thread lifetimes, an allocation's end) are not read.
+const AMD_TIMED: [(&str, &str); 18] = [
+    ("rocpd_kernel_dispatch", "start"),
+    ("rocpd_kernel_dispatch", "end"),
+    ("rocpd_memory_copy", "start"),
+    ("rocpd_memory_copy", "end"),
+    ("rocpd_region", "start"),
+    ("rocpd_region", "end"),
+    ("rocpd_sample", "timestamp"),
+    ("rocpd_memory_allocate", "start"),
+    ("rocpd_op", "start"),
+    ("rocpd_op", "end"),
+    ("rocpd_api", "start"),
+    ("rocpd_api", "end"),
+    ("HIP", "BeginNs"),
+    ("HIP", "EndNs"),
+    ("OPS", "BeginNs"),
+    ("OPS", "EndNs"),
+    ("COPY", "BeginNs"),
+    ("COPY", "EndNs"),
+];
+
+/// Which importer a sample goes to, which decides what must be reported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Nvprof,
+    Nsys,
+    /// rocprofv3 and RPD: 0 is a real time (only `start = end = 0` is "not collected").
+    Amd,
+    /// rocprof v1: a time of 0 is "not collected", as in nvprof.
+    RocprofV1,
+}
 
 /// A string id no sample has.
 const DANGLING_ID: i64 = 987_654_321;
@@ -117,18 +153,28 @@ impl Damage {
     /// True for damage no importer may accept silently: a time column holding a value outside
     /// the plausibility rule, or (nvprof, which writes every activity table even when empty) a
     /// missing activity table.
-    fn must_be_reported(&self, nvprof: bool) -> bool {
+    fn must_be_reported(&self, kind: Kind) -> bool {
         if let Self::DropTable(t) = self {
-            return nvprof && NVPROF_ACTIVITY.contains(&t.as_str());
+            return kind == Kind::Nvprof && NVPROF_ACTIVITY.contains(&t.as_str());
         }
-        let Self::SetFirst(_, c, v) = self else {
+        let Self::SetFirst(t, c, v) = self else {
             return false;
         };
         if !TIME_COLUMNS.contains(&c.as_str()) {
             return false;
         }
+        if matches!(kind, Kind::Amd | Kind::RocprofV1)
+            && !AMD_TIMED.iter().any(|&(table, column)| {
+                c == column
+                    && (t == table
+                        || t.strip_prefix(table)
+                            .is_some_and(|suffix| suffix.starts_with("_0")))
+            })
+        {
+            return false;
+        }
         match v {
-            Value::Integer(0) => nvprof,
+            Value::Integer(0) => matches!(kind, Kind::Nvprof | Kind::RocprofV1),
             Value::Integer(i) => *i < 0 || *i == i64::MAX,
             Value::Real(_) | Value::Text(_) | Value::Blob(_) => true,
             Value::Null => false,
@@ -195,12 +241,33 @@ fn open_copy(data: &[u8]) -> Connection {
 }
 
 /// Every damage of one sample.
-fn damages(data: &[u8], nvprof: bool) -> Vec<Damage> {
+fn damages(data: &[u8], kind: Kind) -> Vec<Damage> {
     let conn = open_copy(data);
-    let read: &[&str] = if nvprof { &NVPROF_TABLES } else { &NSYS_TABLES };
-    let strings = if nvprof { "StringTable" } else { "StringIds" };
-    let mut out = vec![Damage::EmptyStrings(strings.to_string())];
-    for &t in read {
+    // The AMD formats: every table of the file (their names carry a session suffix).
+    let all: Vec<String> = {
+        let mut stmt = conn
+            .prepare(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+            )
+            .unwrap();
+        let names = stmt.query_map([], |r| r.get::<_, String>(0)).unwrap();
+        names.map(Result::unwrap).collect()
+    };
+    let read: Vec<&str> = match kind {
+        Kind::Nvprof => NVPROF_TABLES.to_vec(),
+        Kind::Nsys => NSYS_TABLES.to_vec(),
+        Kind::Amd | Kind::RocprofV1 => all.iter().map(String::as_str).collect(),
+    };
+    let mut out = match kind {
+        Kind::Nvprof => vec![Damage::EmptyStrings("StringTable".to_string())],
+        Kind::Nsys => vec![Damage::EmptyStrings("StringIds".to_string())],
+        Kind::Amd | Kind::RocprofV1 => all
+            .iter()
+            .filter(|t| t.starts_with("rocpd_string"))
+            .map(|t| Damage::EmptyStrings(t.clone()))
+            .collect(),
+    };
+    for t in read {
         let cols = columns(&conn, t).unwrap();
         if cols.is_empty() {
             continue; // not in this sample
@@ -305,7 +372,7 @@ fn run_variant(
     data: &[u8],
     baseline: &[(String, u64)],
     damage: &Damage,
-    nvprof: bool,
+    kind: Kind,
     tally: &mut Tally,
 ) {
     let conn = open_copy(data);
@@ -353,7 +420,7 @@ fn run_variant(
             } else {
                 tally.warned += 1;
             }
-            if damage.must_be_reported(nvprof) {
+            if damage.must_be_reported(kind) {
                 let named = p.warnings.iter().any(|w| {
                     new_warnings.iter().any(|(c, _)| *c == w.code)
                         && w.message.contains(damage.table())
@@ -386,23 +453,40 @@ fn every_damaged_sample_database_fails_clearly_or_loads_sanely() {
     }));
     let mut tally = Tally::default();
     let mut ran = 0usize;
-    for (folder, nvprof) in [("nvprof-sqlite", true), ("nsys-sqlite", false)] {
+    for (folder, folder_kind) in [
+        ("nvprof-sqlite", Kind::Nvprof),
+        ("nsys-sqlite", Kind::Nsys),
+        ("rocm", Kind::Amd),
+    ] {
         let mut files: Vec<_> = std::fs::read_dir(dir.join(folder))
             .unwrap()
             .map(|e| e.unwrap().path())
+            .filter(|p| {
+                // The rocm folder holds text formats too: only its databases.
+                std::fs::read(p).is_ok_and(|d| d.starts_with(b"SQLite format 3\0"))
+            })
             .collect();
         files.sort();
         for path in files {
+            let kind = if folder_kind == Kind::Amd
+                && path
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("rocprofv1"))
+            {
+                Kind::RocprofV1
+            } else {
+                folder_kind
+            };
             let data = std::fs::read(&path).unwrap();
             let rel = format!("{folder}/{}", path.file_name().unwrap().to_string_lossy());
             let baseline = match import_bytes(Path::new(&rel), &data, &Progress::new()) {
                 Ok(p) => warning_counts(&p),
                 Err(e) => panic!("undamaged sample does not load: {e}"),
             };
-            for (i, damage) in damages(&data, nvprof).iter().enumerate() {
+            for (i, damage) in damages(&data, kind).iter().enumerate() {
                 if slow || damage.in_default_subset(i) {
                     ran += 1;
-                    run_variant(&rel, &data, &baseline, damage, nvprof, &mut tally);
+                    run_variant(&rel, &data, &baseline, damage, kind, &mut tally);
                 }
             }
         }

@@ -1,5 +1,5 @@
 //! Pitfall and malformed-input tests of the Chrome / Kineto / TensorFlow importer
-//! (`../shared/docs/formats.md` sections 6–8 and pitfalls 29–43).
+//! (`docs/formats.md` sections 6–8 and pitfalls 29–43).
 //!
 //! Every fixture is written by the test itself into its own directory under
 //! `std::env::temp_dir()`; each test asserts the exact outcome: events, tracks, flows and the

@@ -153,12 +153,13 @@ pub struct ImportTimings {
     pub total: Duration,
 }
 
-/// The result of [`sniff`]: what a file is.
+/// The result of [`sniff`]: which family of content a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sniffed {
     /// Chrome trace JSON.
     ChromeJson,
-    /// SQLite database (nvprof or Nsight Systems, told apart by its tables).
+    /// SQLite database (nvprof, Nsight Systems, rocprofv3 rocpd, RPD or rocprof v1, told apart
+    /// by its tables: `sqlite::SQLITE_FORMATS`).
     Sqlite,
     /// nvprof text or CSV output.
     Nvprof,
@@ -166,39 +167,151 @@ pub enum Sniffed {
     NsightCompute,
     /// A Python pickle of protocol 2 to 5 (a PyTorch CUDA memory snapshot, if it is one).
     PythonPickle,
+    /// `rocminfo` text (the `results.sysinfo.txt` rocprof writes beside a run).
+    RocmInfo,
+    /// AMD profilers' text output: rocprof v1 `results.csv`/`results.json`, `--stats` summaries,
+    /// rocprofv3 CSV traces, rocmProfileData's Chrome JSON (`rocprof::sniff` tells which).
+    RocmText,
 }
+
+/// An importer: every one has this signature.
+type Importer = fn(Input<'_>, &Progress) -> Result<(Profile, ImportTimings), ImportError>;
+
+/// What warpscope does with a family of content.
+#[derive(Clone, Copy)]
+enum Handling {
+    /// Reads it with this importer.
+    Import(Importer),
+    /// Refuses it: what it is, and what to open instead.
+    Refuse(&'static str),
+}
+
+/// One family of content: how its first bytes look and what is done with it.
+struct Family {
+    /// Which family.
+    sniffed: Sniffed,
+    /// Its name in messages about unknown content (`JSON`).
+    name: &'static str,
+    /// True if the first bytes of the (decompressed) content are this family's.
+    looks_like: fn(&[u8]) -> bool,
+    /// What is done with it.
+    handling: Handling,
+}
+
+/// Every family of content warpscope recognises, in the order they are tried: the one table a
+/// new format is added to (formats that share a family, as SQLite databases do, have a table of
+/// their own inside it: `sqlite::SQLITE_FORMATS`).
+static FAMILIES: [Family; 7] = [
+    // First: two of these are JSON (rocprof v1's and RPD's Chrome traces), which the general
+    // Chrome reader would take, and the CSVs have headers no other family has.
+    Family {
+        sniffed: Sniffed::RocmText,
+        name: "AMD profiler text output",
+        looks_like: |head| rocprof::sniff(head).is_some(),
+        handling: Handling::Import(import_rocm_text),
+    },
+    Family {
+        sniffed: Sniffed::Sqlite,
+        name: "SQLite",
+        looks_like: |head| head.starts_with(SQLITE_MAGIC),
+        handling: Handling::Import(sqlite::import),
+    },
+    Family {
+        sniffed: Sniffed::PythonPickle,
+        name: "a Python pickle (protocol 2 or later)",
+        // `PROTO` and a protocol that has it (2 to 5); older pickles have no header.
+        looks_like: |head| matches!(head, [0x80, 2..=5, ..]),
+        handling: Handling::Import(snapshot::import),
+    },
+    Family {
+        sniffed: Sniffed::ChromeJson,
+        name: "JSON",
+        looks_like: |head| {
+            let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+            let first = text.iter().copied().find(|b| !b.is_ascii_whitespace());
+            matches!(first, Some(b'{' | b'['))
+        },
+        handling: Handling::Import(chrome::import),
+    },
+    // Before the text formats: its separator lines (`=====================`) look like nvprof's
+    // framing.
+    Family {
+        sniffed: Sniffed::RocmInfo,
+        name: "rocminfo output",
+        looks_like: |head| {
+            text_lines(head).any(|l| {
+                l.contains("HSA System Attributes")
+                    || l.contains("HSA Agents")
+                    || l.contains("ROCk module")
+            })
+        },
+        handling: Handling::Refuse(
+            "this is rocminfo output (rocprof writes it beside a run as results.sysinfo.txt): \
+             it describes the machine but holds no trace; open the run's results.db, \
+             results.json or results.csv instead",
+        ),
+    },
+    Family {
+        sniffed: Sniffed::NsightCompute,
+        name: "Nsight Compute output",
+        looks_like: |head| text_lines(head).any(|l| l.starts_with("==PROF==")),
+        handling: Handling::Refuse(
+            "this is Nsight Compute (ncu) output, which has per-kernel metrics but no \
+             timeline; export a trace with nsys or the PyTorch profiler instead",
+        ),
+    },
+    Family {
+        sniffed: Sniffed::Nvprof,
+        name: "nvprof output",
+        looks_like: |head| text_lines(head).any(|l| is_nvprof_line(&l)),
+        handling: Handling::Import(nvprof::import),
+    },
+];
 
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
-/// Decides the format from the first bytes of the (decompressed) content.
-pub fn sniff(head: &[u8]) -> Option<Sniffed> {
-    if head.starts_with(SQLITE_MAGIC) {
-        return Some(Sniffed::Sqlite);
+/// The [`Importer`] of [`Sniffed::RocmText`]: which AMD text format it is, from the head again.
+fn import_rocm_text(
+    input: Input<'_>,
+    progress: &Progress,
+) -> Result<(Profile, ImportTimings), ImportError> {
+    let (head, compressed) = read_head(input)?;
+    match rocprof::sniff(&head) {
+        Some(kind) => rocprof::import(input, progress, kind),
+        None => Err(ImportError::UnknownFormat {
+            path: input.path().to_path_buf(),
+            detail: describe_unknown(&head, compressed),
+        }),
     }
-    // `PROTO` and a protocol that has it (2 to 5); older pickles have no header.
-    if let [0x80, 2..=5, ..] = head {
-        return Some(Sniffed::PythonPickle);
-    }
+}
+
+/// The lines of `head` as text (invalid UTF-8 replaced), a leading byte-order mark dropped.
+fn text_lines(head: &[u8]) -> impl Iterator<Item = String> + '_ {
     let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
-    let first = text.iter().copied().find(|b| !b.is_ascii_whitespace());
-    if matches!(first, Some(b'{' | b'[')) {
-        return Some(Sniffed::ChromeJson);
+    text.split(|&b| b == b'\n').map(|l| {
+        String::from_utf8_lossy(l)
+            .trim_end_matches('\r')
+            .to_string()
+    })
+}
+
+/// True for a line of nvprof's framing (`==123== ...`, `======== ...`).
+fn is_nvprof_line(l: &str) -> bool {
+    l.starts_with("========") || {
+        let rest = l.strip_prefix("==").unwrap_or("");
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && rest[digits..].starts_with("== ")
     }
-    let text = String::from_utf8_lossy(text);
-    if text.lines().any(|l| l.starts_with("==PROF==")) {
-        return Some(Sniffed::NsightCompute);
-    }
-    let nvprof_line = |l: &str| {
-        l.starts_with("========") || {
-            let rest = l.strip_prefix("==").unwrap_or("");
-            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-            digits > 0 && rest[digits..].starts_with("== ")
-        }
-    };
-    if text.lines().any(nvprof_line) {
-        return Some(Sniffed::Nvprof);
-    }
-    None
+}
+
+/// The family of content of `head`, found by trying [`FAMILIES`] in order.
+fn family_of(head: &[u8]) -> Option<&'static Family> {
+    FAMILIES.iter().find(|f| (f.looks_like)(head))
+}
+
+/// Decides the family of content from the first bytes of the (decompressed) content.
+pub fn sniff(head: &[u8]) -> Option<Sniffed> {
+    family_of(head).map(|f| f.sniffed)
 }
 
 /// What an importer reads: a file on disk, or bytes already in memory (tests, fuzzing, a
@@ -437,40 +550,17 @@ pub fn import_timed(
             path: path.to_path_buf(),
         });
     }
-    if let Some(kind) = rocprof::sniff(&head) {
-        return rocprof::import(input, progress, kind);
-    }
-    if is_rocminfo(&head) {
-        return Err(ImportError::Unsupported {
+    match family_of(&head).map(|f| f.handling) {
+        Some(Handling::Import(import)) => import(input, progress),
+        Some(Handling::Refuse(detail)) => Err(ImportError::Unsupported {
             path: path.to_path_buf(),
-            detail: "this is rocminfo output (rocprof's results.sysinfo.txt), a description of \
-                     the machine, not a trace; open results.json, results.csv or results.db \
-                     beside it"
-                .to_string(),
-        });
-    }
-    match sniff(&head) {
-        Some(Sniffed::ChromeJson) => chrome::import(input, progress),
-        Some(Sniffed::Sqlite) => sqlite::import(input, progress),
-        Some(Sniffed::Nvprof) => nvprof::import(input, progress),
-        Some(Sniffed::PythonPickle) => snapshot::import(input, progress),
-        Some(Sniffed::NsightCompute) => Err(ImportError::Unsupported {
-            path: path.to_path_buf(),
-            detail: "this is Nsight Compute (ncu) output, which has per-kernel metrics but no \
-                     timeline; export a trace with nsys or the PyTorch profiler instead"
-                .to_string(),
+            detail: detail.to_string(),
         }),
         None => Err(ImportError::UnknownFormat {
             path: path.to_path_buf(),
             detail: describe_unknown(&head, compressed),
         }),
     }
-}
-
-/// True for `rocminfo` text (rocprof's `results.sysinfo.txt`, colour escapes and all).
-fn is_rocminfo(head: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(&head[..head.len().min(4096)]);
-    text.contains("ROCk module") || text.contains("HSA System Attributes")
 }
 
 /// `s` cut to at most `n` characters, for messages that quote the file.
@@ -487,16 +577,23 @@ fn describe_unknown(head: &[u8], compressed: bool) -> String {
     } else {
         "content"
     };
+    // The families warpscope reads, in the table's words.
+    let read: Vec<&str> = FAMILIES
+        .iter()
+        .filter(|f| matches!(f.handling, Handling::Import(_)))
+        .map(|f| f.name)
+        .collect();
+    let known = match read.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => read.join(""),
+    };
     let printable = head
         .iter()
         .take(512)
         .filter(|b| b.is_ascii_graphic() || b.is_ascii_whitespace())
         .count();
     if printable * 10 < head.len().min(512) * 9 {
-        return format!(
-            "{what} is binary data, not JSON, SQLite, nvprof output or a Python pickle \
-             (protocol 2 or later)"
-        );
+        return format!("{what} is binary data, not {known}");
     }
     let first_line: String = String::from_utf8_lossy(head)
         .lines()
@@ -505,7 +602,7 @@ fn describe_unknown(head: &[u8], compressed: bool) -> String {
         .chars()
         .take(60)
         .collect();
-    format!("{what} starts with {first_line:?}, not JSON, SQLite or nvprof output")
+    format!("{what} starts with {first_line:?}, not {known}")
 }
 
 #[cfg(test)]
@@ -538,5 +635,18 @@ mod tests {
         assert_eq!(sniff(b"\x80\x06}"), None);
         assert_eq!(sniff(b"hello world"), None);
         assert_eq!(sniff(b"==abc== x"), None);
+        assert_eq!(
+            sniff(b"\x1b[37mROCk module version 6.7.6 is loaded\n=====================    \nHSA System Attributes"),
+            Some(Sniffed::RocmInfo)
+        );
+    }
+
+    #[test]
+    fn unknown_content_lists_what_is_read() {
+        assert_eq!(
+            describe_unknown(b"hello", false),
+            "content starts with \"hello\", not SQLite, a Python pickle (protocol 2 or later), \
+             JSON or nvprof output"
+        );
     }
 }

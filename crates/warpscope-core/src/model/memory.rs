@@ -98,6 +98,9 @@ pub enum MemorySource {
     AllocatorSnapshot,
     /// Nsight Systems CUDA memory-usage records.
     Nsys,
+    /// rocprofv3 memory-allocation records (rocpd `rocpd_memory_allocate`): the totals are the
+    /// running sums of the sizes.
+    Rocpd,
 }
 
 /// The memory records of a profile as a struct of arrays, sorted by time (records of equal

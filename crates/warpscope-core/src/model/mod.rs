@@ -48,6 +48,12 @@ pub enum Format {
     Rocprofv3Csv,
     /// rocmProfileData's Chrome trace JSON (`rpd2tracing.py`).
     RpdJson,
+    /// rocprofv3 SQLite database (`--output-format rocpd`, `*_results.db`, rocpd schema 3).
+    RocpdSqlite,
+    /// rocmProfileData (`rpd_tracer`) SQLite database (`.rpd`, RPD schema 2).
+    RpdSqlite,
+    /// Legacy rocprof (v1) SQLite database (`results.db`).
+    RocprofSqlite,
 }
 
 impl Format {
@@ -66,6 +72,9 @@ impl Format {
             Self::RocprofStats => "rocprof-stats",
             Self::Rocprofv3Csv => "rocprofv3-csv",
             Self::RpdJson => "rpd-json",
+            Self::RocpdSqlite => "rocpd-sqlite",
+            Self::RpdSqlite => "rpd-sqlite",
+            Self::RocprofSqlite => "rocprof-sqlite",
         }
     }
 
@@ -84,6 +93,9 @@ impl Format {
             Self::RocprofStats => "rocprof --stats summary CSV",
             Self::Rocprofv3Csv => "rocprofv3 CSV traces",
             Self::RpdJson => "rocmProfileData Chrome trace JSON",
+            Self::RocpdSqlite => "rocprofv3 rocpd SQLite database",
+            Self::RpdSqlite => "rocmProfileData RPD SQLite database",
+            Self::RocprofSqlite => "rocprof v1 SQLite database",
         }
     }
 }
@@ -234,7 +246,7 @@ pub enum EventKind {
     UserAnnotation,
     /// A Python function frame.
     PythonFunction,
-    /// An NVTX range or mark.
+    /// An NVTX range or mark (or its AMD equivalent, a ROCTx range or mark).
     Nvtx,
     /// Profiler overhead.
     Overhead,

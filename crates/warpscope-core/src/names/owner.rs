@@ -62,8 +62,10 @@ fn contains_ignore_case(name: &str, part: &[u8]) -> bool {
 /// (`gemmSN_TN_kernel`, `gemv2T_kernel`, `splitKreduce_kernel`, `internal::gemvx`), cuBLASLt's
 /// `nvjet_...`, cuDNN (`cudnn::`, `cask_cudnn`, `scudnn`, `generatedNativePointwise`), CUTLASS,
 /// TensorRT (`trt_`, `nvinfer1::`, `cuInt8::`, `cuResizeLayer::`), CUB, rocBLAS's Tensile
-/// (`Cijk_`), MIOpen, cuFFT, and FlashInfer/TensorRT-LLM's generated GEMM and attention
-/// kernels (`bmm_...`, `fmhaSm100aKernel_...`).
+/// (`Cijk_`), MIOpen, cuFFT, FlashInfer/TensorRT-LLM's generated GEMM and attention kernels
+/// (`bmm_...`, `fmhaSm100aKernel_...`), and on ROCm Composable Kernel (`ck::`, `ck_tile::`), the
+/// HIP runtime's own copy and fill kernels (`__amd_rocclr_fillBufferAligned`), rocPRIM/hipCUB,
+/// rocFFT, rocSPARSE and rocRAND.
 const VENDOR_MARKERS: &[&str] = &[
     "cublas",
     "nvjet",
@@ -89,6 +91,14 @@ const VENDOR_MARKERS: &[&str] = &[
     "magma",
     "flashinfer",
     "fmhasm",
+    "ck::",
+    "ck_tile::",
+    "__amd_rocclr",
+    "rocprim::",
+    "hipcub",
+    "rocfft",
+    "rocsparse",
+    "rocrand",
 ];
 
 /// Name prefixes (lower case, after a leading `void `) of vendor-library kernels: cuBLAS and
@@ -214,6 +224,16 @@ mod tests {
                 VendorLibrary,
             ),
             ("generatedNativePointwise", VendorLibrary),
+            (
+                "void ck_tile::kentry<1, ck_tile::BatchedGemmKernel<ck_tile::TileGemmShape<>>>()",
+                VendorLibrary,
+            ),
+            ("__amd_rocclr_fillBufferAligned", VendorLibrary),
+            (
+                "void rocprim::detail::block_reduce_kernel<true, int>(int*)",
+                VendorLibrary,
+            ),
+            ("void stuck::kernel(int)", User),
             (
                 "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>",
                 Framework,

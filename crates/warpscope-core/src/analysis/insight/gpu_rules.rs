@@ -15,7 +15,7 @@ use super::rule::{
 use super::tensor_cores::is_fp32_gemm_off_tensor_cores;
 use super::{Activity, Insights, longest_first};
 use crate::analysis::pct;
-use crate::model::{CopyKind, EventKind, MemoryKind, Profile};
+use crate::model::{CopyKind, EventKind, GpuVendor, MemoryKind, Profile};
 use crate::names::{KernelOwner, kernel_owner};
 use crate::strings::StrId;
 use crate::time::format_duration_ns as dur;
@@ -95,18 +95,30 @@ pub(crate) fn pageable_copies(
     if !at_least(time, window_ns, PAGEABLE_MIN_PCT) || stake <= 0 {
         return None;
     }
+    let pin_call = if is_amd(profile, device) {
+        "hipHostMalloc"
+    } else {
+        "cudaHostAlloc"
+    };
     Some(Finding::new(
         Rule::PageableCopies,
         Some(device),
         stake,
         format!(
             "GPU {device} copied to or from pageable host memory: {}. Pinned memory \
-             (`pin_memory=True`, cudaHostAlloc) would save about {}.",
+             (`pin_memory=True`, {pin_call}) would save about {}.",
             parts.join("; "),
             dur(stake)
         ),
         longest_first(&mut events),
     ))
+}
+
+/// True if device `device` of `profile` is an AMD GPU.
+fn is_amd(profile: &Profile, device: u32) -> bool {
+    profile
+        .device(device)
+        .is_some_and(|d| d.vendor == GpuVendor::Amd)
 }
 
 /// The critical-path remark of a GPU-side finding: empty when all of `time_ns` is on it.
@@ -131,8 +143,15 @@ pub(crate) fn no_tensor_cores(
     acts: &[&Activity],
     chain: &DeviceChain,
 ) -> Option<Finding> {
-    let (major, _) = profile.device(device)?.compute_capability?;
-    if major < 7 {
+    // Tensor Cores came with Volta (7.0), matrix cores with CDNA (gfx908).
+    let d = profile.device(device)?;
+    let amd = d.vendor == GpuVendor::Amd;
+    let has_matrix_units = match (d.compute_capability, d.gfx_target.as_deref()) {
+        (Some((major, _)), _) => major >= 7,
+        (None, Some(gfx)) => super::occupancy::cdna::CdnaArch::for_gfx(gfx).is_some(),
+        (None, None) => false,
+    };
+    if !has_matrix_units {
         return None;
     }
     let (mut time, mut critical) = (0i64, 0i64);
@@ -162,10 +181,18 @@ pub(crate) fn no_tensor_cores(
     if !at_least(time, kernel_ns, NO_TENSOR_CORES_MIN_PCT) || stake <= 0 {
         return None;
     }
-    Some(Finding::new(
-        Rule::NoTensorCores,
-        Some(device),
-        stake,
+    let text = if amd {
+        format!(
+            "GPU {device} spent {} ({:.1}% of kernel time) in FP32 GEMMs and convolutions off \
+             the matrix cores. Use AMP (torch.autocast with bfloat16 or float16) so that \
+             rocBLAS, hipBLASLt and MIOpen pick MFMA kernels; that typically halves their time \
+             (about {}).{}",
+            dur(time),
+            pct(time, kernel_ns),
+            dur(stake),
+            off_critical_path(time, critical)
+        )
+    } else {
         format!(
             "GPU {device} spent {} ({:.1}% of kernel time) in FP32 GEMMs and convolutions on the \
              CUDA cores. Allow TF32 (torch.backends.cuda.matmul.allow_tf32 = True, \
@@ -175,15 +202,30 @@ pub(crate) fn no_tensor_cores(
             pct(time, kernel_ns),
             dur(stake),
             off_critical_path(time, critical)
-        ),
+        )
+    };
+    Some(Finding::new(
+        Rule::NoTensorCores,
+        Some(device),
+        stake,
+        text,
         longest_first(&mut events),
     ))
 }
 
 /// What the owner of a kernel can do about its occupancy; `None` when nobody the report speaks
 /// to can change it (a library's, the framework's or a collective's launch configuration).
-fn occupancy_advice(owner: KernelOwner, limiter: &str) -> Option<&'static str> {
+fn occupancy_advice(owner: KernelOwner, limiter: &str, amd: bool) -> Option<&'static str> {
     match owner {
+        KernelOwner::User if amd => Some(match limiter.split('+').next().unwrap_or("") {
+            "registers" => {
+                "Use fewer VGPRs and AGPRs (__launch_bounds__, \
+                 __attribute__((amdgpu_waves_per_eu(N)))) or split the kernel."
+            }
+            "shared_memory" => "Use less LDS per workgroup (smaller tiles) or fewer stages.",
+            "blocks" => "Use larger workgroups: the CU's 16 workgroup barriers run out first.",
+            _ => "Use smaller workgroups or a grid that fills more compute units.",
+        }),
         KernelOwner::User => Some(match limiter.split('+').next().unwrap_or("") {
             "registers" => "Cap registers (__launch_bounds__, -maxrregcount) or split the kernel.",
             "shared_memory" => "Use less shared memory per block (smaller tiles) or fewer stages.",
@@ -211,6 +253,8 @@ pub(crate) fn low_occupancy(
     let kernel_ns = crate::analysis::saturating_sum(ins.kernels.iter().map(|k| k.total_ns));
     let mut out = Vec::new();
     let mut critical_of: Option<FxHashMap<&str, i64>> = None;
+    // The advice speaks the toolchain of the profile's GPUs.
+    let amd = profile.devices.iter().any(|d| d.vendor == GpuVendor::Amd);
     for k in ins.kernels.iter().take(LOW_OCCUPANCY_TOP_KERNELS) {
         // Tensor Core GEMMs keep big tiles in registers and shared memory: low occupancy is
         // their design, not a defect.
@@ -218,7 +262,7 @@ pub(crate) fn low_occupancy(
             continue;
         };
         let limiter = k.occupancy_limiter.as_deref().unwrap_or("unknown");
-        let Some(advice) = occupancy_advice(k.owner, limiter) else {
+        let Some(advice) = occupancy_advice(k.owner, limiter, amd) else {
             continue;
         };
         if occ >= LOW_OCCUPANCY_BELOW_PCT || pct(k.total_ns, kernel_ns) < LOW_OCCUPANCY_MIN_TIME_PCT

@@ -222,7 +222,8 @@ pub fn is_step_or_profiler_annotation(name: &str) -> bool {
 }
 
 /// API calls that block the calling thread until the GPU catches up: the synchronisation calls
-/// and the synchronous copies (`cudaMemcpy`), any `_vNNNN` suffix removed.
+/// and the synchronous copies (`cudaMemcpy`), any `_vNNNN` suffix removed; HIP's are the same
+/// names with `hip` for `cuda`.
 pub fn is_blocking_sync(name: &str) -> bool {
     matches!(
         crate::analysis::strip_version_suffix(name),
@@ -237,6 +238,12 @@ pub fn is_blocking_sync(name: &str) -> bool {
             | "cuEventSynchronize"
             | "cuMemcpyDtoH"
             | "cuMemcpyHtoD"
+            | "hipDeviceSynchronize"
+            | "hipStreamSynchronize"
+            | "hipEventSynchronize"
+            | "hipMemcpy"
+            | "hipMemcpy2D"
+            | "hipMemcpy3D"
     )
 }
 

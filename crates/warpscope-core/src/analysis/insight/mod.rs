@@ -34,7 +34,7 @@ use serde::Serialize;
 
 use crate::model::{EventKind, EventRef, FlowKind, Profile, TrackKey};
 use crate::time::TimeRange;
-use occupancy::{GpuArch, LaunchConfig, LimiterSet, launch_config, theoretical_occupancy};
+use occupancy::{Arch, Launch, LimiterSet, arch_of_device, launch_occupancy, launch_of};
 use tensor_cores::uses_tensor_cores;
 
 /// Settings of [`analyze`].
@@ -161,8 +161,8 @@ fn activities_with(
         FxHashMap::default()
     };
     let mut by_name: FxHashMap<crate::StrId, (bool, bool)> = FxHashMap::default();
-    let mut arch_of: FxHashMap<u32, Option<GpuArch>> = FxHashMap::default();
-    let mut occupancy_of: FxHashMap<(u32, LaunchConfig), Option<(f64, LimiterSet)>> =
+    let mut arch_of: FxHashMap<u32, Option<Arch>> = FxHashMap::default();
+    let mut occupancy_of: FxHashMap<(u32, Launch), Option<(f64, LimiterSet)>> =
         FxHashMap::default();
     let mut out = Vec::new();
     for (t, track) in profile.tracks.iter().enumerate() {
@@ -200,18 +200,15 @@ fn activities_with(
                     .or_insert_with(|| name_facts(profile.str(ev.name[i])));
                 if let Some(info) = profile.kernel_info(track, i) {
                     a.achieved_pct = info.occupancy_pct.filter(|&v| v > 0.0).map(f64::from);
-                    let mut arch = || {
-                        *arch_of.entry(device).or_insert_with(|| {
-                            let (major, minor) = profile.device(device)?.compute_capability?;
-                            GpuArch::for_compute_capability(major, minor)
-                        })
-                    };
                     if launches_and_occupancy
-                        && let (Some(arch), Some(config)) = (arch(), launch_config(&info))
+                        && let Some(arch) = *arch_of
+                            .entry(device)
+                            .or_insert_with(|| arch_of_device(profile, device))
+                        && let Some(launch) = launch_of(&arch, &info)
                     {
-                        a.occupancy = *occupancy_of.entry((device, config)).or_insert_with(|| {
-                            theoretical_occupancy(&arch, config)
-                                .ok()
+                        a.occupancy = *occupancy_of.entry((device, launch)).or_insert_with(|| {
+                            launch_occupancy(&arch, launch)
+                                .and_then(Result::ok)
                                 .map(|o| (o.occupancy_pct, o.limiter_set()))
                         });
                     }

@@ -1,8 +1,9 @@
-//! Which kernels run on Tensor Cores (on AMD GPUs: Matrix Cores, the MFMA instructions), and
-//! which are GEMMs or convolutions, from their names.
+//! Which kernels run on Tensor Cores (AMD: matrix cores), and which are GEMMs or convolutions,
+//! from their names.
 //!
-//! cuBLAS, cuDNN and CUTLASS name their kernels after the instructions and data types they use,
-//! and so do AMD's Tensile (rocBLAS, hipBLASLt) and Composable Kernel; the rules are in
+//! cuBLAS, cuDNN and CUTLASS name their kernels after the instructions and data types they use;
+//! so do AMD's Tensile (rocBLAS, hipBLASLt: `MI32x32x8` is the MFMA instruction's shape) and
+//! Composable Kernel (`xdl`, `ck_tile` GEMMs); the rules are in
 //! `docs/occupancy.md#tensor-cores`. Names are compared in lower case.
 
 /// Name parts that mean the kernel issues Tensor Core instructions: the MMA instruction families
@@ -21,27 +22,14 @@ const LOW_PRECISION_XMMA: &[&str] = &["f16f16", "bf16bf16", "i8i8", "e4m3", "e5m
 /// Tensor Core library (`cutlass_80_simt_sgemm`, `sm80_xmma_gemm_..._ffma`).
 const CUDA_CORE_MARKERS: &[&str] = &["simt", "ffma"];
 
-/// Name parts of GEMM and convolution kernels (`cijk_` starts every Tensile GEMM: C = sum over
-/// k of A and B, indices i, j).
+/// Name parts that mean an AMD kernel issues matrix-core (MFMA, WMMA) instructions: the
+/// instructions' names, Composable Kernel's XDL (`DeviceGemmXdl`, `xdlops`) kernels.
+const MATRIX_CORE_MARKERS: &[&str] = &["mfma", "wmma", "xdlops", "_xdl", "gemmxdl", "gemm_xdl"];
+
+/// Name parts of GEMM and convolution kernels (`cijk_` starts every Tensile GEMM).
 const GEMM_OR_CONV_MARKERS: &[&str] = &[
     "gemm", "conv", "wgrad", "dgrad", "fprop", "winograd", "cutlass", "matmul", "xmma", "cijk_",
 ];
-
-/// Name parts that mean an AMD kernel issues MFMA (Matrix Core) instructions: the instruction
-/// itself, and Composable Kernel's `xdlops` / `_xdl_` pipelines.
-const MFMA_MARKERS: &[&str] = &["mfma", "xdlops", "_xdl_"];
-
-/// True for a Tensile kernel name holding a MatrixInstruction token (`_MI16x16x1_`,
-/// `_MI32x32x2x1_`): Tensile writes it only for kernels built on MFMA instructions (the others
-/// say `_MAC_`).
-fn tensile_matrix_instruction(lower: &str) -> bool {
-    lower.starts_with("cijk_")
-        && lower.match_indices("_mi").any(|(at, _)| {
-            let rest = &lower.as_bytes()[at + 3..];
-            let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
-            digits > 0 && rest.get(digits) == Some(&b'x')
-        })
-}
 
 /// Name parts of double-precision or half-precision kernels (not FP32).
 const NOT_FP32_MARKERS: &[&str] = &["dgemm", "double", "f64", "__half", "half", "f16", "bf16"];
@@ -63,6 +51,20 @@ pub fn is_fp32_gemm_off_tensor_cores(name: &str) -> bool {
     gemm_or_conv_lower(&lower)
         && !tensor_cores_lower(&lower)
         && !NOT_FP32_MARKERS.iter().any(|m| lower.contains(m))
+        && tensile_fp32(&lower)
+}
+
+/// False for a Tensile GEMM whose data type is not FP32: its name's fourth part is the type
+/// code (`Cijk_Ailk_Bljk_SB_…`: `S` single, `D` double, `H` half, `B` bfloat16, `I8`…). True
+/// for every other name.
+fn tensile_fp32(lower: &str) -> bool {
+    match lower.find("cijk_") {
+        Some(at) => lower[at..]
+            .split('_')
+            .nth(3)
+            .is_some_and(|t| t.starts_with('s')),
+        None => true,
+    }
 }
 
 /// [`uses_tensor_cores`] of a name already in lower case.
@@ -72,8 +74,29 @@ fn tensor_cores_lower(lower: &str) -> bool {
     }
     TENSOR_CORE_MARKERS.iter().any(|m| lower.contains(m))
         || (lower.contains("xmma") && LOW_PRECISION_XMMA.iter().any(|m| lower.contains(m)))
-        || MFMA_MARKERS.iter().any(|m| lower.contains(m))
-        || tensile_matrix_instruction(lower)
+        || matrix_cores_lower(lower)
+}
+
+/// True if a lower-case AMD kernel name says it runs on matrix cores: an MFMA or WMMA
+/// instruction or CK XDL kernel by name, a Tensile kernel whose name carries the matrix
+/// instruction's shape (`_MI32x32x8x1_`: rocBLAS and hipBLASLt write `MI` only for kernels that
+/// use MFMA), or a Composable Kernel tile GEMM (`ck_tile::…Gemm…`, whose warp GEMMs are MFMA
+/// on CDNA).
+fn matrix_cores_lower(lower: &str) -> bool {
+    MATRIX_CORE_MARKERS.iter().any(|m| lower.contains(m))
+        || (lower.contains("cijk_") && has_mfma_shape(lower))
+        || (lower.contains("ck_tile") && lower.contains("gemm"))
+}
+
+/// True if `lower` holds a Tensile MatrixInstruction token, `_mi<digits>x` (`_MI16x16x1_`,
+/// `_MI32x32x2x1_`): Tensile writes it only for kernels built on MFMA instructions (the others
+/// say `_MAC_`).
+fn has_mfma_shape(lower: &str) -> bool {
+    lower.match_indices("_mi").any(|(at, _)| {
+        let rest = &lower.as_bytes()[at + 3..];
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        digits > 0 && rest.get(digits) == Some(&b'x')
+    })
 }
 
 /// [`is_gemm_or_conv`] of a name already in lower case.
@@ -84,29 +107,6 @@ fn gemm_or_conv_lower(lower: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Names from the AMD samples (MI300X, MI250) and AMD's libraries.
-    #[test]
-    fn amd_matrix_core_kernels_are_recognised() {
-        let mfma = [
-            "Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT16x16x128_MI16x16x1_SN_LDSB0_AFC1",
-            "Cijk_Ailk_Bljk_SB_MT128x64x16_MI32x32x2x1_SN_1LDSB1_APM1_ISA90a_IU1",
-            "ck::kernel_gemm_xdlops_v2r3<...>",
-            "void ck::kernel_grouped_conv_fwd_xdl_cshuffle<...>",
-        ];
-        for name in mfma {
-            assert!(uses_tensor_cores(name), "{name}");
-            assert!(is_gemm_or_conv(name), "{name}");
-        }
-        // Tensile without a MatrixInstruction (MAC) and names that merely contain `_mi`.
-        for name in [
-            "Cijk_Ailk_Bljk_SB_MT64x64x8_MAC_ISA906",
-            "void at::native::vectorized_elementwise_kernel<4, at::native::mish_kernel_cuda>",
-            "attn_fwd",
-        ] {
-            assert!(!uses_tensor_cores(name), "{name}");
-        }
-    }
 
     /// Names from the samples (H100, PyTorch 2.x, cuDNN 9) and from cuBLAS/CUTLASS.
     #[test]
@@ -146,5 +146,44 @@ mod tests {
             assert!(!uses_tensor_cores(name), "{name}");
             assert!(!is_fp32_gemm_off_tensor_cores(name), "{name}");
         }
+    }
+
+    /// Names from the AMD samples (rocBLAS/Tensile on gfx90a, Composable Kernel on gfx942) and
+    /// from hipBLASLt and CK.
+    #[test]
+    fn amd_matrix_core_kernels_are_recognised() {
+        let matrix = [
+            "Cijk_Ailk_Bljk_SB_MT128x64x16_MI32x32x2x1_SN_1LDSB1_APM1_ABV0_ACED0_AF0EM1_AF1EM1_AMAS3_ASE_ASGT_ASLT_ASAE01_ASCE01_ASEM1_ISA90a_IU1",
+            "Cijk_Alik_Bljk_HHS_BH_MT256x256x64_MI16x16x16x1_SN_GRVW8_ISA942",
+            "void ck_tile::kentry<1, ck_tile::BatchedGemmKernel<ck_tile::GemmSpatiallyLocalTilePartitioner<ck_tile::TileGemmShape<ck_tile::sequence<256, 256, 64>>>>>(ck_tile::BatchedGemmKernelArgs)",
+            "void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm_xdl_cshuffle_v3<_Float16>>(ck::Argument)",
+            "my_gemm_mfma_f32_32x32x8f16_kernel",
+            // Older Tensile writes three numbers (MI300X BERT sample); CK's xdlops pipelines.
+            "Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT16x16x128_MI16x16x1_SN_LDSB0_AFC1",
+            "ck::kernel_gemm_xdlops_v2r3<...>",
+            "void ck::kernel_grouped_conv_fwd_xdl_cshuffle<...>",
+        ];
+        for name in matrix {
+            assert!(uses_tensor_cores(name), "{name}");
+            assert!(is_gemm_or_conv(name), "{name}");
+            assert!(!is_fp32_gemm_off_tensor_cores(name), "{name}");
+        }
+        let plain = [
+            // A Tensile kernel without a matrix instruction (`MT` is the macro tile, not `MI`).
+            "Cijk_Ailk_Bljk_SB_MT64x64x8_SN_ISA90a",
+            "__amd_rocclr_fillBufferAligned",
+            "void at::native::modern::elementwise_kernel<at::native::AbsFunctor<float>>(int)",
+            "Cijk_Ailk_Bljk_SB_MT128x64x16_MIX",
+            "Cijk_Ailk_Bljk_SB_MT64x64x8_MAC_ISA906",
+            "void at::native::vectorized_elementwise_kernel<4, at::native::mish_kernel_cuda>",
+            "attn_fwd",
+        ];
+        for name in plain {
+            assert!(!uses_tensor_cores(name), "{name}");
+        }
+        assert!(is_fp32_gemm_off_tensor_cores(plain[0]));
+        assert!(!is_fp32_gemm_off_tensor_cores(
+            "Cijk_Ailk_Bljk_HHS_BH_MT64x64x8_SN_ISA90a"
+        ));
     }
 }

@@ -74,7 +74,12 @@ impl Attribution {
 /// Works out the operators of every memory record of `profile`.
 pub fn attribute(profile: &Profile) -> Attribution {
     let ev = &profile.memory.events;
-    let nvtx_ranges = profile.memory.source == MemorySource::Nsys;
+    // Nsight Systems and rocprofv3 record no framework operators: their NVTX (ROCTx) ranges
+    // stand for them.
+    let nvtx_ranges = matches!(
+        profile.memory.source,
+        MemorySource::Nsys | MemorySource::Rocpd
+    );
     let mut out = Attribution {
         names: vec![NO_OPERATOR.to_string()],
         chains: Vec::with_capacity(ev.len()),

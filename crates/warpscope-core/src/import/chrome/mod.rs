@@ -3,7 +3,7 @@
 //!
 //! The file is read on a second thread (decompressing gzip there) and cut into blocks of whole
 //! events; worker threads import blocks into states of their own and this thread merges them
-//! in file order, parsing itself what the workers left. See `shared/docs/formats.md` sections
+//! in file order, parsing itself what the workers left. See `docs/formats.md` sections
 //! 6–8 and 10 for the variants handled here.
 //!
 //! - `mod.rs`: the driver ([`import`]) and the importer's state;

@@ -16,7 +16,6 @@ use crate::builder::ProfileBuilder;
 use crate::import::{ImportError, Progress};
 
 use super::cells::text;
-use super::quote;
 
 /// The longest text or blob cell read, in bytes (SQLite's own default is 1 GB).
 const MAX_CELL_BYTES: i32 = 64 << 20;
@@ -215,6 +214,18 @@ impl Db {
         self.tables.iter().any(|t| t.starts_with(prefix))
     }
 
+    /// The tables whose names start with `prefix`, sorted.
+    pub(super) fn tables_with_prefix(&self, prefix: &str) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .tables
+            .iter()
+            .map(String::as_str)
+            .filter(|t| t.starts_with(prefix))
+            .collect();
+        names.sort_unstable();
+        names
+    }
+
     /// A short list of the tables, for error messages.
     pub(super) fn describe_tables(&self) -> String {
         if self.tables.is_empty() {
@@ -258,9 +269,9 @@ impl Db {
     /// result's column `i` is `required[i]`, then `optional[i - required.len()]`.
     pub(super) fn select(
         &self,
-        table: &'static str,
-        required: &[&'static str],
-        optional: &[&'static str],
+        table: &str,
+        required: &[&str],
+        optional: &[&str],
     ) -> Result<Select, ImportError> {
         let present = self.columns(table)?;
         let has = |c: &str| present.iter().any(|p| p.eq_ignore_ascii_case(c));
@@ -284,8 +295,80 @@ impl Db {
             exprs.push(if has(c) { quote(c) } else { "NULL".to_string() });
         }
         Ok(Select {
-            table,
+            table: table.to_string(),
             sql: format!("SELECT {} FROM {}", exprs.join(", "), quote(table)),
+        })
+    }
+
+    /// Builds `SELECT ... FROM main LEFT JOIN ...`, reading columns by name, for a table whose
+    /// rows refer to another's (`joins`: the joined table, its key column, and the column of
+    /// `main` that holds the key). The result's column `i` is `columns[i]`: (0 for `main`, `j +
+    /// 1` for `joins[j]`, the column, whether it is required). A required column of `main` that
+    /// is missing is an error naming the table; any other missing column reads as NULL, and so
+    /// do all the columns of a join whose table or key columns are missing. `main`'s rowid is
+    /// never needed: every join goes through a key.
+    pub(super) fn select_join(
+        &self,
+        main: &str,
+        joins: &[Join<'_>],
+        columns: &[(usize, &str, bool)],
+    ) -> Result<Select, ImportError> {
+        let present = self.columns(main)?;
+        let has = |cols: &[String], c: &str| cols.iter().any(|p| p.eq_ignore_ascii_case(c));
+        let missing: Vec<&str> = columns
+            .iter()
+            .filter(|&&(t, c, required)| t == 0 && required && !has(&present, c))
+            .map(|&(_, c, _)| c)
+            .collect();
+        if !missing.is_empty() {
+            return Err(self.error(
+                main,
+                format!(
+                    "missing required column{} {} (the table has: {})",
+                    if missing.len() > 1 { "s" } else { "" },
+                    missing.join(", "),
+                    present.join(", ")
+                ),
+            ));
+        }
+        // Per joined table: its columns, or `None` when the join cannot be made.
+        let mut joined: Vec<Option<Vec<String>>> = Vec::with_capacity(joins.len());
+        let mut from = format!("{} AS t0", quote(main));
+        for (j, join) in joins.iter().enumerate() {
+            let cols = if self.has(join.table) && has(&present, join.from_column) {
+                Some(self.columns(join.table)?).filter(|cols| has(cols, join.key))
+            } else {
+                None
+            };
+            if cols.is_some() {
+                from.push_str(&format!(
+                    " LEFT JOIN {} AS t{} ON t{}.{} = t0.{}",
+                    quote(join.table),
+                    j + 1,
+                    j + 1,
+                    quote(join.key),
+                    quote(join.from_column)
+                ));
+            }
+            joined.push(cols);
+        }
+        let exprs: Vec<String> = columns
+            .iter()
+            .map(|&(t, c, _)| {
+                let cols = if t == 0 {
+                    Some(&present)
+                } else {
+                    joined.get(t - 1).and_then(Option::as_ref)
+                };
+                match cols {
+                    Some(cols) if has(cols, c) => format!("t{t}.{}", quote(c)),
+                    _ => "NULL".to_string(),
+                }
+            })
+            .collect();
+        Ok(Select {
+            table: main.to_string(),
+            sql: format!("SELECT {} FROM {from}", exprs.join(", ")),
         })
     }
 
@@ -297,9 +380,9 @@ impl Db {
     pub(super) fn meta_rows(
         &self,
         b: &mut ProfileBuilder,
-        table: &'static str,
-        required: &[&'static str],
-        optional: &[&'static str],
+        table: &str,
+        required: &[&str],
+        optional: &[&str],
         each: impl FnMut(&Row<'_>),
     ) {
         if !self.has(table) {
@@ -359,7 +442,7 @@ impl Db {
         progress: &Progress,
         mut each: impl FnMut(&Row<'_>) -> Result<(), ImportError>,
     ) -> Result<(), ImportError> {
-        let table = select.table;
+        let table = select.table.as_str();
         let mut stmt = self
             .conn
             .prepare(&select.sql)
@@ -404,8 +487,23 @@ impl Db {
     }
 }
 
-/// A SELECT built by [`Db::select`].
+/// A join of [`Db::select_join`]: `LEFT JOIN table ON table.key = main.from_column`.
+pub(super) struct Join<'a> {
+    /// The joined table.
+    pub(super) table: &'a str,
+    /// Its key column (an `INTEGER PRIMARY KEY`, so each row is one lookup).
+    pub(super) key: &'a str,
+    /// The column of the main table that holds the key.
+    pub(super) from_column: &'a str,
+}
+
+/// A SELECT built by [`Db::select`] or [`Db::select_join`].
 pub(crate) struct Select {
-    table: &'static str,
+    table: String,
     sql: String,
+}
+
+/// `name` quoted as an SQL identifier.
+pub(super) fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
 }

@@ -1,14 +1,23 @@
-//! nvprof (`nvprof -o x.nvvp`) and Nsight Systems (`nsys export --type sqlite`) SQLite
-//! databases. [`import`] opens the file read-only, tells the two apart by their tables and hands
-//! it to [`nvprof`] or [`nsys`]; what both share is here (resolving string ids, CUPTI enums,
-//! naming the tracks), in `db.rs` (opening, tables, columns by name) and `cells.rs` (cells, the
-//! shared SELECTs, the time rule).
+//! SQLite databases: nvprof (`nvprof -o x.nvvp`), Nsight Systems (`nsys export --type sqlite`),
+//! rocprofv3's rocpd (schema 3), rocmProfileData's RPD (schema 2) and rocprof v1's
+//! `results.db`. [`import`] opens the file read-only and hands it to the first format of
+//! [`SQLITE_FORMATS`] that recognises its tables; what the readers share is here (resolving
+//! string ids, CUPTI enums, naming the tracks), in `db.rs` (opening, tables, columns by name),
+//! `cells.rs` (cells, the time rule) and `cupti_rows.rs` (the CUPTI activity SELECTs).
 
+mod amd;
 mod nsys;
 mod nsys_memory;
 mod nvprof;
+mod rocpd;
+mod rocpd_info;
+mod rocpd_memory;
+mod rocpd_rows;
+mod rocprof;
+mod rpd;
 
 mod cells;
+mod cupti_rows;
 mod db;
 
 use std::time::Instant;
@@ -22,17 +31,71 @@ use crate::model::{CopyKind, Device, GpuLane, MemoryKind, Profile, TraceId, Trac
 use crate::strings::StrId;
 
 use cells::*;
-use db::Db;
-use db::TempFile;
+use cupti_rows::*;
+use db::{Db, TempFile, quote};
 
-/// Stream id that CUPTI writes for "no stream" (`-1` as an unsigned 32-bit value), used by
-/// synchronisation records of whole contexts.
-const NO_STREAM: u64 = 0xFFFF_FFFF;
+/// One SQLite format: how its tables are recognised, and what reads them.
+struct SqliteFormat {
+    /// Its name in messages.
+    name: &'static str,
+    /// True if the database has this format's tables.
+    recognise: fn(&Db) -> bool,
+    /// Reads the database into a builder.
+    read: fn(&Db, &Progress) -> Result<ProfileBuilder, ImportError>,
+    /// True if the tool writes views beside its tables (expected, so not warned about; views
+    /// are never read either way).
+    writes_views: bool,
+}
 
-/// Imports an nvprof `.nvvp` or Nsight Systems SQLite export, telling the two apart by their
-/// tables. Other SQLite databases are rejected with [`ImportError::UnknownFormat`]. A
-/// gzip-compressed database is decompressed to a temporary file first (SQLite reads pages at
-/// random, so memory stays with SQLite's page cache, not with the database's size).
+/// The SQLite formats, tried in order: the one table a new SQLite format is added to. The two
+/// formats named "rocpd" are told apart by `rocpd_metadata.schema_version` and their tables
+/// (see `rocpd::recognise` and `rpd::recognise`), never by the file's extension.
+static SQLITE_FORMATS: [SqliteFormat; 5] = [
+    SqliteFormat {
+        name: "nvprof",
+        recognise: nvprof::recognise,
+        read: nvprof::read,
+        writes_views: false,
+    },
+    SqliteFormat {
+        name: "Nsight Systems",
+        recognise: nsys::recognise,
+        read: nsys::read,
+        writes_views: false,
+    },
+    SqliteFormat {
+        name: "rocprofv3 (rocpd schema 3)",
+        recognise: rocpd::recognise,
+        read: rocpd::read,
+        writes_views: true,
+    },
+    SqliteFormat {
+        name: "rocmProfileData (RPD schema 2)",
+        recognise: rpd::recognise,
+        read: rpd::read,
+        writes_views: true,
+    },
+    SqliteFormat {
+        name: "rocprof v1",
+        recognise: rocprof::recognise,
+        read: rocprof::read,
+        writes_views: false,
+    },
+];
+
+/// The names of [`SQLITE_FORMATS`] as one phrase (`a, b or c`).
+fn format_names() -> String {
+    let names: Vec<&str> = SQLITE_FORMATS.iter().map(|f| f.name).collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
+    }
+}
+
+/// Imports a SQLite database of any of [`SQLITE_FORMATS`], told apart by their tables. Other
+/// SQLite databases are rejected with [`ImportError::UnknownFormat`]. A gzip-compressed
+/// database is decompressed to a temporary file first (SQLite reads pages at random, so memory
+/// stays with SQLite's page cache, not with the database's size).
 pub fn import(
     input: Input<'_>,
     progress: &Progress,
@@ -54,30 +117,29 @@ pub fn import(
     drop(reader);
     let read = started.elapsed();
     let t = Instant::now();
-    let mut b = if nvprof::recognise(&db) {
-        nvprof::read(&db, progress)?
-    } else if nsys::recognise(&db) {
-        nsys::read(&db, progress)?
-    } else {
+    let Some(format) = SQLITE_FORMATS.iter().find(|f| (f.recognise)(&db)) else {
         return Err(ImportError::UnknownFormat {
             path: path.to_path_buf(),
             detail: format!(
-                "SQLite database without nvprof or Nsight Systems tables ({})",
+                "SQLite database without the tables of {} ({})",
+                format_names(),
                 db.describe_tables()
             ),
         });
     };
-    if !db.views.is_empty() {
+    let mut b = (format.read)(&db, progress)?;
+    if !db.views.is_empty() && !format.writes_views {
         db.views.sort();
         let shown: Vec<&str> = db.views.iter().take(8).map(String::as_str).collect();
         b.warn(
             "sqlite_view_ignored",
             u64::try_from(db.views.len()).unwrap_or(u64::MAX),
             format!(
-                "the database defines views ({}{}), which warpscope does not read: profilers \
-                 write tables only",
+                "the database defines views ({}{}), which warpscope does not read: {} writes \
+                 tables only",
                 shown.join(", "),
-                if db.views.len() > 8 { ", ..." } else { "" }
+                if db.views.len() > 8 { ", ..." } else { "" },
+                format.name
             ),
         );
     }
@@ -108,7 +170,7 @@ pub fn import(
 /// table is read once into a map instead. A string table that is missing, lacks a column or
 /// cannot be read is not an error: every name shows as `<string N>`, with a warning.
 pub(super) struct Strings<'c> {
-    table: &'static str,
+    table: String,
     source: StringSource<'c>,
     cache: FxHashMap<i64, Option<StrId>>,
     /// Ids looked up through [`Strings::get`] that have no string (each counted once).
@@ -128,14 +190,15 @@ enum StringSource<'c> {
 }
 
 impl<'c> Strings<'c> {
-    /// A resolver over `table`, whose id column is `id_col` and text column `value`.
+    /// A resolver over `table`, whose id column is `id_col` and text column `value_col`.
     pub(super) fn new(
         db: &'c Db,
         b: &mut ProfileBuilder,
-        table: &'static str,
-        id_col: &'static str,
+        table: &str,
+        id_col: &str,
+        value_col: &str,
     ) -> Result<Self, ImportError> {
-        let source = match Self::open(db, table, id_col) {
+        let source = match Self::open(db, table, id_col, value_col) {
             Ok(source) => source,
             Err(why) => {
                 b.warn_at(
@@ -148,7 +211,7 @@ impl<'c> Strings<'c> {
             }
         };
         Ok(Self {
-            table,
+            table: table.to_string(),
             source,
             cache: FxHashMap::default(),
             missing_ids: FxHashSet::default(),
@@ -163,18 +226,23 @@ impl<'c> Strings<'c> {
     }
 
     /// The lookup for `table`, or why it cannot be used.
-    fn open(db: &'c Db, table: &'static str, id_col: &str) -> Result<StringSource<'c>, String> {
+    fn open(
+        db: &'c Db,
+        table: &str,
+        id_col: &str,
+        value_col: &str,
+    ) -> Result<StringSource<'c>, String> {
         if !db.has(table) {
             return Err("the table is missing".to_string());
         }
         let present = db.columns(table).map_err(|e| e.to_string())?;
-        for c in [id_col, "value"] {
+        for c in [id_col, value_col] {
             if !present.iter().any(|p| p.eq_ignore_ascii_case(c)) {
                 return Err(format!("the table has no column {c}"));
             }
         }
-        let (t, id) = (quote(table), quote(id_col));
-        let sql = format!("SELECT value FROM {t} WHERE {id} = ?1");
+        let (t, id, value) = (quote(table), quote(id_col), quote(value_col));
+        let sql = format!("SELECT {value} FROM {t} WHERE {id} = ?1");
         let plan = format!("EXPLAIN QUERY PLAN {sql}");
         let indexed = {
             let mut stmt = db.conn.prepare(&plan).map_err(|e| e.to_string())?;
@@ -197,7 +265,7 @@ impl<'c> Strings<'c> {
         let mut map = FxHashMap::default();
         let mut stmt = db
             .conn
-            .prepare(&format!("SELECT {id}, value FROM {t}"))
+            .prepare(&format!("SELECT {id}, {value} FROM {t}"))
             .map_err(|e| e.to_string())?;
         let mut rows = stmt.query([]).map_err(|e| e.to_string())?;
         while let Some(row) = rows.next().map_err(|e| e.to_string())? {
@@ -222,8 +290,8 @@ impl<'c> Strings<'c> {
     fn lookup(&mut self, db: &Db, id: i64) -> Result<Option<String>, ImportError> {
         Ok(match &mut self.source {
             StringSource::Query(stmt) => {
-                let mut rows = stmt.query([id]).map_err(|e| db.error(self.table, e))?;
-                match rows.next().map_err(|e| db.error(self.table, e))? {
+                let mut rows = stmt.query([id]).map_err(|e| db.error(&self.table, e))?;
+                match rows.next().map_err(|e| db.error(&self.table, e))? {
                     Some(row) => text(row, 0).map(str::to_string),
                     None => None,
                 }
@@ -279,6 +347,19 @@ impl<'c> Strings<'c> {
         self.missing_ids
     }
 
+    /// The ids [`Strings::get`] found missing and the count of [`Strings::text`] lookups that
+    /// found nothing, for [`Strings::absorb`].
+    pub(super) fn into_missing(self) -> (FxHashSet<i64>, u64) {
+        (self.missing_ids, self.text_missing)
+    }
+
+    /// Takes over what another resolver over the same table found missing
+    /// ([`Strings::into_missing`]), so each is still counted once.
+    pub(super) fn absorb(&mut self, (ids, text_missing): (FxHashSet<i64>, u64)) {
+        self.missing_ids.extend(ids);
+        self.text_missing += text_missing;
+    }
+
     /// Warns about ids that pointed to no string.
     pub(super) fn report(&self, b: &mut ProfileBuilder) {
         if matches!(self.source, StringSource::Unavailable) {
@@ -287,7 +368,7 @@ impl<'c> Strings<'c> {
         b.warn_at(
             "sqlite_missing_string",
             self.missing_ids.len() as u64 + self.text_missing,
-            self.table,
+            &self.table,
             "names referring to ids missing from this table (or not text) are shown as \
              <string N>",
         );
@@ -438,9 +519,4 @@ pub(super) fn add_missing_devices(b: &mut ProfileBuilder) {
         added,
         "devices with activity but no description in the file are shown as `GPU N`",
     );
-}
-
-/// `name` quoted as an SQL identifier.
-fn quote(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }

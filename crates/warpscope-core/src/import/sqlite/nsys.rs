@@ -91,7 +91,7 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
     read_session_start(db, &mut b);
     let mut r = Reader {
         db,
-        strings: Strings::new(db, &mut b, "StringIds", "id")?,
+        strings: Strings::new(db, &mut b, "StringIds", "id", "value")?,
         names: ActivityNames::default(),
         pids: FxHashSet::default(),
         devices: FxHashSet::default(),
@@ -180,7 +180,7 @@ struct ApiApart {
 /// then reads the table itself (so that warnings about the string table come once).
 fn read_api_apart(db: &Db, progress: &Progress) -> Result<Option<ApiApart>, ImportError> {
     let mut b = ProfileBuilder::new(db.path().to_path_buf(), Format::NsysSqlite);
-    let strings = Strings::new(db, &mut b, "StringIds", "id")?;
+    let strings = Strings::new(db, &mut b, "StringIds", "id", "value")?;
     if !strings.is_indexed() {
         return Ok(None);
     }

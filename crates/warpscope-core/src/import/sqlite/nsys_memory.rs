@@ -307,33 +307,43 @@ fn calling_threads(
 /// minus frees per device, raised so that its lowest point is 0; and how many frees had no
 /// allocation open at their address.
 fn totals(rows: &[Row]) -> (Vec<i64>, u64) {
-    let mut sums: Vec<i64> = Vec::with_capacity(rows.len());
+    running_totals(rows.iter().map(|r| (r.device, r.action, r.addr, r.bytes)))
+}
+
+/// [`totals`] of (device, action, address, bytes) records in time order, for every importer
+/// that computes totals from sizes (Nsight Systems, rocprofv3). Sizes are at most
+/// [`MAX_BYTES`].
+pub(super) fn running_totals(
+    rows: impl Iterator<Item = (MemoryDevice, MemoryAction, u64, u64)>,
+) -> (Vec<i64>, u64) {
+    let mut sums: Vec<i64> = Vec::new();
+    let mut devices: Vec<MemoryDevice> = Vec::new();
     let mut running: FxHashMap<MemoryDevice, i64> = FxHashMap::default();
     let mut lowest: FxHashMap<MemoryDevice, i64> = FxHashMap::default();
     let mut open: FxHashSet<(MemoryDevice, u64)> = FxHashSet::default();
     let mut older_frees = 0u64;
-    for r in rows {
-        // `bytes` is at most 2^50 (see `read_row`).
-        let bytes = i64::try_from(r.bytes).unwrap_or(MAX_BYTES);
-        let sum = running.entry(r.device).or_insert(0);
-        match r.action {
+    for (device, action, addr, bytes) in rows {
+        let bytes = i64::try_from(bytes).unwrap_or(MAX_BYTES);
+        let sum = running.entry(device).or_insert(0);
+        match action {
             MemoryAction::Alloc => {
                 *sum = sum.saturating_add(bytes);
-                open.insert((r.device, r.addr));
+                open.insert((device, addr));
             }
             _ => {
                 *sum = sum.saturating_sub(bytes);
-                if !open.remove(&(r.device, r.addr)) {
+                if !open.remove(&(device, addr)) {
                     older_frees += 1;
                 }
             }
         }
-        let low = lowest.entry(r.device).or_insert(0);
+        let low = lowest.entry(device).or_insert(0);
         *low = (*low).min(*sum);
         sums.push(*sum);
+        devices.push(device);
     }
-    for (s, r) in sums.iter_mut().zip(rows) {
-        *s = s.saturating_sub(lowest.get(&r.device).copied().unwrap_or(0));
+    for (s, d) in sums.iter_mut().zip(&devices) {
+        *s = s.saturating_sub(lowest.get(d).copied().unwrap_or(0));
     }
     (sums, older_frees)
 }

@@ -71,7 +71,7 @@ pub(super) fn read(db: &Db, progress: &Progress) -> Result<ProfileBuilder, Impor
     read_version(db, &mut b);
     let mut r = Reader {
         db,
-        strings: Strings::new(db, &mut b, "StringTable", "_id_")?,
+        strings: Strings::new(db, &mut b, "StringTable", "_id_", "value")?,
         names: ActivityNames::default(),
         stream_names: FxHashMap::default(),
         thread_names: FxHashMap::default(),

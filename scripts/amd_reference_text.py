@@ -5,7 +5,7 @@ docs/formats_amd_text.md alone (standard library only).
 For each file it prints the format it detected and, per the page's "What is counted": the
 number of kernels, copies (and sets) and API calls and their summed durations in integer ns.
 
-    python3 scripts/amd_reference.py FILE... > reference.json
+    python3 scripts/amd_reference_text.py FILE... > reference.json
 
 Output: {"FILE": {"format": "...", "kernels": [n, ns], "copies": [n, ns], "api_calls": [n, ns]}}
 """

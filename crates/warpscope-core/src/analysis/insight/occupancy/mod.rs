@@ -6,6 +6,10 @@
 
 use serde::Serialize;
 
+pub mod cdna;
+
+use cdna::{CdnaArch, CdnaLaunch, cdna_launch, cdna_occupancy};
+
 /// The limits of one GPU architecture (compute capability) that decide occupancy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GpuArch {
@@ -309,9 +313,59 @@ pub fn launch_config(info: &crate::model::KernelInfo) -> Option<LaunchConfig> {
     })
 }
 
+/// The occupancy limits of a device: an NVIDIA architecture (from its compute capability) or
+/// an AMD CDNA one (from its gfx target).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arch {
+    /// An NVIDIA GPU.
+    Nvidia(GpuArch),
+    /// An AMD CDNA GPU.
+    Cdna(CdnaArch),
+}
+
+/// What a launch asks of an SM or compute unit, in the terms of its device's [`Arch`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Launch {
+    /// On an NVIDIA GPU.
+    Nvidia(LaunchConfig),
+    /// On an AMD CDNA GPU.
+    Cdna(CdnaLaunch),
+}
+
+/// The architecture of device `device` of `profile`: NVIDIA by compute capability, AMD by gfx
+/// target; `None` when the file says neither or the architecture is not covered.
+pub fn arch_of_device(profile: &crate::Profile, device: u32) -> Option<Arch> {
+    let d = profile.device(device)?;
+    if let Some((major, minor)) = d.compute_capability {
+        return GpuArch::for_compute_capability(major, minor).map(Arch::Nvidia);
+    }
+    d.gfx_target
+        .as_deref()
+        .and_then(CdnaArch::for_gfx)
+        .map(Arch::Cdna)
+}
+
+/// The launch of a kernel with details `info` on `arch`, when the file gives what it needs.
+pub fn launch_of(arch: &Arch, info: &crate::model::KernelInfo) -> Option<Launch> {
+    match arch {
+        Arch::Nvidia(_) => launch_config(info).map(Launch::Nvidia),
+        Arch::Cdna(_) => cdna_launch(info).map(Launch::Cdna),
+    }
+}
+
+/// The theoretical occupancy of `launch` on `arch`; `None` when the two are of different
+/// vendors.
+pub fn launch_occupancy(arch: &Arch, launch: Launch) -> Option<Result<Occupancy, OccupancyError>> {
+    match (arch, launch) {
+        (Arch::Nvidia(a), Launch::Nvidia(l)) => Some(theoretical_occupancy(a, l)),
+        (Arch::Cdna(a), Launch::Cdna(l)) => Some(cdna_occupancy(a, l)),
+        _ => None,
+    }
+}
+
 /// The theoretical occupancy of the kernel event `index` of `track`: `None` when the file lacks
-/// its launch details or its device's compute capability, or the architecture is not covered;
-/// an error when the recorded configuration could not launch.
+/// its launch details or its device's architecture (compute capability or gfx target), or the
+/// architecture is not covered; an error when the recorded configuration could not launch.
 pub fn kernel_occupancy(
     profile: &crate::Profile,
     track: &crate::Track,
@@ -321,7 +375,6 @@ pub fn kernel_occupancy(
         return None;
     };
     let info = profile.kernel_info(track, index)?;
-    let (major, minor) = profile.device(device)?.compute_capability?;
-    let arch = GpuArch::for_compute_capability(major, minor)?;
-    Some(theoretical_occupancy(&arch, launch_config(&info)?))
+    let arch = arch_of_device(profile, device)?;
+    launch_occupancy(&arch, launch_of(&arch, &info)?)
 }
