@@ -77,6 +77,44 @@ def chrome():
             '"tid":7,"ts":%d,"dur":1,"args":{"device":0,"stream":7,"bytes":629141e30056}}')
     put("chrome_json", "copy_bytes_overflow", b"\xff" + trace(copy % 1, copy % 2, copy % 3))
     put("chrome_json", "empty_event_list", b"\xff" + trace())
+    # Operator shapes (docs/flops.md): negative, overflowing, fractional and missing sizes,
+    # unknown types, a product that overflows u64, nested calls, each launching a kernel.
+    def op(name, ts, dims, types, extra=""):
+        return ('{"ph":"X","cat":"cpu_op","name":"%s","pid":1,"tid":1,"ts":%d,"dur":8,'
+                '"args":{"Input type":%s,"Input Dims":%s%s}}' % (name, ts, types, dims, extra))
+
+    def launch(ts, corr):
+        return ('{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,'
+                '"ts":%d,"dur":1,"args":{"correlation":%d}}' % (ts, corr))
+
+    def kernel(ts, corr):
+        return ('{"ph":"X","cat":"kernel","name":"sm90_xmma_gemm_bf16","pid":0,"tid":7,'
+                '"ts":%d,"dur":2,"args":{"device":0,"stream":7,"correlation":%d}}' % (ts, corr))
+
+    shapes = [
+        ("aten::mm", "[[-3, 4], [4, 5]]", '["float", "float"]'),
+        ("aten::mm", "[[%d, 2], [2, 2]]" % I64_MAX, '["float", "float"]'),
+        ("aten::bmm", "[[4294967296, 4294967296, 4294967296], [4294967296, 4294967296, 2]]",
+         '["c10::BFloat16", "c10::BFloat16"]'),
+        ("aten::mm", "[[2, 2], [2, 2]]", '["c10::Mystery", "float"]'),
+        ("aten::addmm", "[[1.5, 2], [2], \"x\"]", "7"),
+        ("aten::add", "[[2, 2], [3, 3]]", "[]"),
+        ("aten::conv2d", "[[1, 3, 8, 8], [4, 3, 3, 3]]", '["float", "float"]',
+         ',"Concrete Inputs":["", "", "", "[0, 0]", "[-9, 1]", "[1]", "0"]'),
+        ("aten::convolution_backward", "[[1, 4, 6, 6], [1, 3, 8, 8], [4, 3, 3, 3]]",
+         '["float", "float", "float"]', ',"Concrete Inputs":["", "", "", "", "", "", "", "[x]"]'),
+        ("aten::_scaled_dot_product_flash_attention", "[[2, 2], [2, 2, 2, 2], []]",
+         '["c10::Half", "c10::Half", "c10::Half"]'),
+        ("aten::linear", "[[]]", '["float"]'),
+    ]
+    events = []
+    for i, shape in enumerate(shapes):
+        ts = 100 * (i + 1)
+        events += [op(shape[0], ts, *shape[1:]),
+                   op("aten::relu_", ts + 1, "[[2, 2]]", '["float"]'),
+                   launch(ts + 2, i + 1), kernel(ts + 50, i + 1)]
+    put("chrome_json", "warn_flops_hostile_shapes", b"\xff" + trace(*events))
+    put("chrome_json", "warn_flops_hostile_shapes_small_blocks", b"\x07" + trace(*events))
     put("chrome_json", "bare_array_cut", b"\x05" + b'[{"ph":"B","name":"x","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"ti')
 
 

@@ -52,6 +52,36 @@ pub struct Cli {
     common: Common,
 }
 
+/// Peaks given by the user, for parts or clocks the peaks table lacks (docs/flops.md).
+#[derive(Debug, Args, Clone, Copy)]
+struct PeakArgs {
+    /// Peak TFLOP/s to measure % of peak and MFU against, for every precision (instead of
+    /// the peaks table's figure for the device).
+    #[arg(long, value_name = "TFLOPS")]
+    peak_tflops: Option<f64>,
+    /// Peak memory bandwidth in GB/s, for the roofline (instead of the table's).
+    #[arg(long, value_name = "GBS")]
+    peak_gbs: Option<f64>,
+}
+
+impl PeakArgs {
+    /// The override, checked.
+    fn over(self) -> Result<warpscope_core::analysis::flops::PeakOverride> {
+        for (v, flag) in [
+            (self.peak_tflops, "--peak-tflops"),
+            (self.peak_gbs, "--peak-gbs"),
+        ] {
+            if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+                anyhow::bail!("{flag} must be a number greater than 0");
+            }
+        }
+        Ok(warpscope_core::analysis::flops::PeakOverride {
+            tflops: self.peak_tflops,
+            gbs: self.peak_gbs,
+        })
+    }
+}
+
 #[derive(Debug, Args, Clone, Copy)]
 struct Common {
     /// Print where the import time went (read, parse, index) and the peak memory to stderr.
@@ -94,6 +124,32 @@ enum Command {
         /// Gaps shorter than this between work already queued count as kernel wait.
         #[arg(long, value_name = "MICROSECONDS", default_value_t = 10.0)]
         kernel_wait_us: f64,
+        #[command(flatten)]
+        peaks: PeakArgs,
+        /// Output format (`csv` prints the table).
+        #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+        format: OutputFormat,
+    },
+    /// How close to the hardware: every operator's FLOPs, bytes, achieved TFLOP/s, % of peak,
+    /// arithmetic intensity and bound on the device's roofline, its kernels likewise, and
+    /// model FLOPs, MFU and HFU per device and step. Needs operator shapes (PyTorch:
+    /// `record_shapes=True`); rules: docs/flops.md.
+    #[command(after_help = ROOFLINE_HELP)]
+    Roofline {
+        /// The profile.
+        file: PathBuf,
+        /// Only START..END, times from the start of the profile as on the timeline, with a
+        /// unit: ns, us, ms or s (`2ms..3.5ms`).
+        #[arg(long, value_name = "START..END", conflicts_with = "step")]
+        range: Option<String>,
+        /// Only training step N (`ProfilerStep#N`).
+        #[arg(long, value_name = "N")]
+        step: Option<u64>,
+        /// Rows of the operator and kernel tables (the JSON has them all).
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        top: usize,
+        #[command(flatten)]
+        peaks: PeakArgs,
         /// Output format (`csv` prints the table).
         #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
         format: OutputFormat,
@@ -237,6 +293,12 @@ Examples:
   warpscope analyze sample_profiles/alexnet_b8.pt.trace.json.gz
   warpscope analyze trace.json --step 3 --format json
   warpscope analyze trace.json --range 2ms..3.5ms --top 20";
+
+const ROOFLINE_HELP: &str = "\
+Examples:
+  warpscope roofline sample_profiles/resnet50_b32_bf16_mem_flops.pt.trace.json.gz
+  warpscope roofline trace.json --step 3 --format json
+  warpscope roofline trace.json --peak-tflops 400 --peak-gbs 2000";
 
 const COMPARE_HELP: &str = "\
 Runs are labelled from their file names (alexnet_b32 -> batch=32, bert_ddp2_rank1 -> gpus=2,
@@ -485,8 +547,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             step,
             top,
             kernel_wait_us,
+            peaks,
             format,
         }) => {
+            let over = peaks.over()?;
             let profile = load(&file, cli.common)?;
             warn_beside(&profile, format);
             let (time_range, analyzed) = analysis_range(&profile, &file, range.as_deref(), step)?;
@@ -500,9 +564,27 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 ..Default::default()
             };
             let insights = warpscope_core::analysis::analyze(&profile, time_range, &opts);
+            let flops = warpscope_core::analysis::flops::flops_report(&profile, time_range, over);
+            warn_flops_beside(&profile, &flops, format);
             emit(&report::analyze(
-                &profile, &insights, &analyzed, top, format,
+                &profile, &insights, &flops, &analyzed, top, format,
             )?)?;
+        }
+        Some(Command::Roofline {
+            file,
+            range,
+            step,
+            top,
+            peaks,
+            format,
+        }) => {
+            let over = peaks.over()?;
+            let profile = load(&file, cli.common)?;
+            warn_beside(&profile, format);
+            let (time_range, analyzed) = analysis_range(&profile, &file, range.as_deref(), step)?;
+            let flops = warpscope_core::analysis::flops::flops_report(&profile, time_range, over);
+            warn_flops_beside(&profile, &flops, format);
+            emit(&report::roofline(&profile, &flops, &analyzed, top, format)?)?;
         }
         Some(Command::Memory {
             file,
@@ -559,8 +641,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 /// The subcommands, for suggestions.
-const COMMANDS: [&str; 9] = [
-    "summary", "info", "analyze", "memory", "compare", "fleet", "export", "live", "help",
+const COMMANDS: [&str; 10] = [
+    "summary", "info", "analyze", "roofline", "memory", "compare", "fleet", "export", "live",
+    "help",
 ];
 
 /// Fails with a suggestion when `arg` is not a file but looks like a mistyped subcommand
@@ -700,6 +783,20 @@ fn warn_beside(profile: &Profile, format: OutputFormat) {
             profile.source.path.display(),
             crate::warning_text(w)
         );
+    }
+}
+
+/// The FLOPs analysis's warnings on stderr beside CSV or JSON output (a table prints them).
+fn warn_flops_beside(
+    profile: &Profile,
+    r: &warpscope_core::analysis::flops::FlopsReport,
+    format: OutputFormat,
+) {
+    if format == OutputFormat::Table {
+        return;
+    }
+    for w in &r.warnings {
+        eprintln!("warpscope: warning: {}: {w}", profile.source.path.display());
     }
 }
 

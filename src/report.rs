@@ -15,12 +15,14 @@ use crate::output::OutputFormat;
 mod analyze;
 mod compare;
 mod fleet;
+mod flops;
 mod live;
 mod memory;
 
 pub use analyze::{AnalyzedRange, analyze};
 pub use compare::compare;
 pub use fleet::fleet;
+pub use flops::roofline;
 pub use live::{live_catalog, live_run};
 pub use memory::memory;
 

@@ -163,6 +163,10 @@ fn check_time_at_stake(j: &Value) {
             ("no_tensor_cores", Some(d)) => int(&d["kernel_ns"]),
             ("pageable_copies", Some(d)) => int(&d["busy_ns"]),
             ("low_occupancy", None) => kernel_ns,
+            // The FLOPs rules (docs/flops.md): a share of the operators' GPU time.
+            ("gemm_far_from_peak" | "fp32_matmul" | "memory_bound_ops", Some(d)) => {
+                int(&d["busy_ns"])
+            }
             _ => panic!("unexpected device of {f}"),
         };
         assert!(int(&f["time_ns"]) <= bound, "{f} claims more than {bound}");

@@ -14,6 +14,8 @@ mod cli;
 mod compare_cli;
 #[path = "fleet_cli.rs"]
 mod fleet_cli;
+#[path = "flops_cli.rs"]
+mod flops_cli;
 #[path = "live_cli.rs"]
 mod live_cli;
 #[path = "memory_cli.rs"]

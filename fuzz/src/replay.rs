@@ -9,11 +9,12 @@
 
 use std::path::Path;
 
+use warpscope_core::analysis::flops::{PeakOverride, flops_report};
 use warpscope_core::analysis::{
     AnalyzeOptions, analyze, gpu_busy_ns, gpu_total_ns, summary_report,
 };
 use warpscope_core::model::memory::NO_STACK;
-use warpscope_core::model::{NO_PARENT, Profile};
+use warpscope_core::model::{EventKind, NO_DETAIL, NO_PARENT, Profile};
 use warpscope_core::{Input, Progress, TimeRange, import};
 
 /// The name every target gives its input; errors must start with it.
@@ -304,6 +305,41 @@ pub fn check_profile(profile: &Profile) {
             "copy row {:?}: total {} ns",
             row.kind,
             row.total_ns
+        );
+    }
+    // Operator shapes point into their table, and the FLOPs analysis (`docs/flops.md`) holds
+    // its sums on any file: unknown figures stay unknown, sums saturate.
+    for track in &profile.tracks {
+        let ev = &track.events;
+        for i in 0..ev.len() {
+            if ev.kind[i] == EventKind::CpuOp && ev.detail[i] != NO_DETAIL {
+                assert!(
+                    (ev.detail[i] as usize) < profile.op_args.len(),
+                    "operator {i} of track {}: shapes row {} out of range",
+                    track.name,
+                    ev.detail[i]
+                );
+            }
+        }
+    }
+    let flops = flops_report(profile, TimeRange::ALL, PeakOverride::default());
+    for d in &flops.devices {
+        assert!(
+            d.model_flops <= d.hardware_flops && d.window_ns >= 0,
+            "device {}: model FLOPs {} > hardware FLOPs {} or window {} ns < 0",
+            d.device,
+            d.model_flops,
+            d.hardware_flops,
+            d.window_ns
+        );
+    }
+    for r in flops.operators.iter().chain(&flops.kernels) {
+        assert!(
+            r.gpu_time_ns >= 0 && r.known_gpu_time_ns <= r.gpu_time_ns,
+            "FLOPs row {:?}: GPU time {} ns, of it known {} ns",
+            r.name,
+            r.gpu_time_ns,
+            r.known_gpu_time_ns
         );
     }
     // The JSON that `warpscope summary --format json` prints must serialise.

@@ -7,6 +7,7 @@ use serde::Serialize;
 use warpscope_core::Profile;
 use warpscope_core::TimeRange;
 use warpscope_core::analysis::SourceReport;
+use warpscope_core::analysis::flops::{FlopsFinding, FlopsReport};
 use warpscope_core::analysis::insight::{
     DeviceBreakdown, Finding, GapCause, HostWaitOp, Insights, KernelInsight, LaunchStats,
     StreamIdle,
@@ -95,6 +96,8 @@ struct AnalyzeJson<'a> {
     /// The memory findings (`docs/memory.md`), where the profile records memory.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     memory_findings: Vec<MemoryFinding>,
+    /// FLOPs, MFU and the operator roofline (`docs/flops.md`).
+    flops: super::flops::FlopsJson<'a>,
 }
 
 impl AnalyzedRange {
@@ -111,10 +114,23 @@ fn operator_name(p: &Profile, e: Option<EventRef>) -> Option<&str> {
     e.map(|e| p.str(p.tracks[e.track as usize].events.name[e.index as usize]))
 }
 
+/// A FLOPs finding as a finding of the list.
+fn flops_finding_json<'a>(p: &'a Profile, f: &'a FlopsFinding) -> FindingJson<'a> {
+    FindingJson {
+        rule: f.rule.as_str(),
+        device: f.device,
+        time_ns: f.time_ns,
+        at_stake_basis: f.at_stake_basis.as_str(),
+        message: &f.message,
+        events: f.events.iter().map(|&e| event_json(p, e)).collect(),
+    }
+}
+
 /// Renders `warpscope analyze`.
 pub fn analyze(
     p: &Profile,
     ins: &Insights,
+    flops: &FlopsReport,
     range: &AnalyzedRange,
     top: usize,
     format: OutputFormat,
@@ -144,24 +160,32 @@ pub fn analyze(
                     })
                     .collect(),
                 host_wait_ops: &ins.host_wait_ops,
-                findings: ins
-                    .findings
-                    .iter()
-                    .map(|f| FindingJson {
-                        rule: f.rule.as_str(),
-                        device: f.device,
-                        time_ns: f.time_ns,
-                        at_stake_basis: f.at_stake_basis.as_str(),
-                        message: &f.message,
-                        events: f.events.iter().map(|&e| event_json(p, e)).collect(),
-                    })
-                    .collect(),
+                findings: {
+                    let mut all: Vec<FindingJson<'_>> = ins
+                        .findings
+                        .iter()
+                        .map(|f| FindingJson {
+                            rule: f.rule.as_str(),
+                            device: f.device,
+                            time_ns: f.time_ns,
+                            at_stake_basis: f.at_stake_basis.as_str(),
+                            message: &f.message,
+                            events: f.events.iter().map(|&e| event_json(p, e)).collect(),
+                        })
+                        .collect();
+                    all.extend(flops.findings.iter().map(|f| flops_finding_json(p, f)));
+                    // Largest time at stake first, as each list is (a stable sort keeps ties
+                    // in their order).
+                    all.sort_by(|a, b| b.time_ns.cmp(&a.time_ns));
+                    all
+                },
                 memory: memory_peaks(p, range.time_range()),
                 memory_findings: memory_report(p, range.time_range(), 1).findings,
+                flops: super::flops::flops_json(flops),
             };
             serde_json::to_string_pretty(&json)? + "\n"
         }
-        OutputFormat::Table | OutputFormat::Csv => table(p, ins, range, top),
+        OutputFormat::Table | OutputFormat::Csv => table(p, ins, flops, range, top),
     })
 }
 
@@ -200,7 +224,13 @@ fn sparkline(values: &[f64], width: usize) -> String {
         .collect()
 }
 
-fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> String {
+fn table(
+    p: &Profile,
+    ins: &Insights,
+    flops: &FlopsReport,
+    range: &AnalyzedRange,
+    top: usize,
+) -> String {
     let mut out = String::new();
     let source = SourceReport::of(p);
     let scope = match (range.kind, range.step, range.start_ns, range.end_ns) {
@@ -285,11 +315,27 @@ fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> Stri
         out,
         "\nFindings, largest time at stake first (measured: time in this profile, the most that fixing the cause gives back; estimate: a modelled saving):"
     );
-    if ins.findings.is_empty() {
-        let _ = writeln!(out, "  none: no rule of docs/analysis.md fired.");
+    if ins.findings.is_empty() && flops.findings.is_empty() {
+        let _ = writeln!(
+            out,
+            "  none: no rule of docs/analysis.md or docs/flops.md fired."
+        );
     }
     for (i, f) in ins.findings.iter().enumerate() {
         let _ = writeln!(out, "{}", finding_line(i + 1, f));
+    }
+    for (i, f) in flops.findings.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "  {}. [{}] {} at stake, {} (GPU {}): {}",
+            ins.findings.len() + i + 1,
+            f.rule.as_str(),
+            dur(f.time_ns),
+            f.at_stake_basis.as_str(),
+            f.device
+                .map_or_else(|| "run".to_string(), |d| d.to_string()),
+            f.message
+        );
     }
     let memory = memory_report(p, range.time_range(), 1).findings;
     if !memory.is_empty() {
@@ -398,6 +444,7 @@ fn table(p: &Profile, ins: &Insights, range: &AnalyzedRange, top: usize) -> Stri
             ins.kernels.len() - top
         );
     }
+    super::flops::write_flops_section(&mut out, flops, top);
     let _ = writeln!(
         out,
         "\nRules, thresholds and formulas: docs/analysis.md. {}: {:.1}% of all kernel time.",

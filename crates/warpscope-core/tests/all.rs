@@ -24,6 +24,8 @@ mod conformance_sqlite;
 mod damaged_sqlite;
 #[path = "fleet.rs"]
 mod fleet;
+#[path = "flops.rs"]
+mod flops;
 #[path = "fuzz_regressions.rs"]
 mod fuzz_regressions;
 #[path = "hostile_nvprof.rs"]

@@ -115,6 +115,84 @@ pub struct Recording {
     pub timing_launches: u64,
 }
 
+/// The timeline label of a point, as the runner names its annotation.
+fn point_label(run: &LiveRun, p: &crate::results::PointResult) -> String {
+    let size = crate::plan::format_size(p.size, run.size_unit);
+    let mut label = if run.user.is_some() {
+        format!("{} N={size}", run.kernel)
+    } else {
+        format!("{} {} {size}", run.kernel, p.config)
+    };
+    if let Some(block) = p.block {
+        label.push_str(&format!(" block {block}"));
+    }
+    label
+}
+
+/// Every kernel launch of a point with known FLOPs, wrapped in an operator named as the point
+/// that states the FLOPs and bytes of one launch (`docs/flops.md`: an operator's `flops` and
+/// `bytes`), so that the saved run shows the same FLOP/s on the roofline as the live table.
+/// The operator reaches 1 ns beyond its launch call on each side, so that it encloses it.
+fn push_point_ops(
+    b: &mut ProfileBuilder,
+    host: warpscope_core::builder::TrackId,
+    run: &LiveRun,
+    rec: &Recording,
+) {
+    let work: std::collections::HashMap<String, (u64, u64)> = run
+        .points
+        .iter()
+        .filter(|p| p.work.flops >= 1.0)
+        .map(|p| {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let figures = (
+                p.work.flops.round() as u64,
+                p.work.bytes.max(0.0).round() as u64,
+            );
+            (point_label(run, p), figures)
+        })
+        .collect();
+    let kernels: std::collections::HashSet<u64> = rec
+        .gpu
+        .iter()
+        .filter(|op| matches!(op.kind, GpuOpKind::Kernel { .. }))
+        .filter_map(|op| op.correlation)
+        .collect();
+    let points: Vec<(i64, i64, (u64, u64), &str)> = rec
+        .host
+        .iter()
+        .filter(|s| s.kind == EventKind::UserAnnotation)
+        .filter_map(|s| {
+            Some((
+                s.start_ns,
+                s.start_ns + s.dur_ns,
+                *work.get(&s.name)?,
+                s.name.as_str(),
+            ))
+        })
+        .collect();
+    for span in &rec.host {
+        if !span.kind.is_api() || !span.correlation.is_some_and(|c| kernels.contains(&c)) {
+            continue;
+        }
+        let end = span.start_ns + span.dur_ns;
+        let Some(&(_, _, (flops, bytes), label)) = points
+            .iter()
+            .find(|(s, e, _, _)| *s <= span.start_ns && end <= *e)
+        else {
+            continue;
+        };
+        let args = warpscope_core::model::OpArgs {
+            inputs: Box::new([]),
+            flops: Some(flops),
+            bytes: Some(bytes),
+        };
+        let row = b.intern_op_args(format!("{flops} {bytes}").as_bytes(), || args);
+        let name = b.intern(label);
+        b.push_op(host, span.start_ns - 1, span.dur_ns + 2, name, row);
+    }
+}
+
 /// Builds the profile of a live run. `path` is what the profile calls its source (the output
 /// file if the run is saved).
 pub fn build_profile(run: &LiveRun, rec: &Recording, path: PathBuf) -> Profile {
@@ -174,6 +252,7 @@ pub fn build_profile(run: &LiveRun, rec: &Recording, path: PathBuf) -> Profile {
         tid: TraceId::Int(rec.tid),
     });
     b.track_mut(host).name = format!("thread {} (live lab)", rec.tid);
+    push_point_ops(&mut b, host, run, rec);
     for span in &rec.host {
         let name = b.intern(&span.name);
         if span.kind.is_api() {
@@ -453,10 +532,30 @@ mod tests {
         assert_eq!(gpu.events.dur_ns[0], 10_000);
         assert_eq!(p.kernel_info(gpu, 0).unwrap().grid, Some([3907, 1, 1]));
         assert_eq!(p.copy_info(gpu, 2).unwrap().bytes, Some(4_000_000));
-        // The two launches are nested in the annotation and linked to their kernels.
+        // The two launches are nested in the annotation and linked to their kernels, each in an
+        // operator named after the point that states the point's FLOPs and bytes per launch.
         let host = &p.tracks[2];
-        assert_eq!(host.events.depth, [0, 1, 1]);
+        assert_eq!(host.events.depth, [0, 1, 2, 1, 2]);
         assert_eq!(p.flows.len(), 2);
+        let flops = warpscope_core::analysis::flops::flops_report(
+            &p,
+            TimeRange::ALL,
+            warpscope_core::analysis::flops::PeakOverride::default(),
+        );
+        let row = flops
+            .operators
+            .iter()
+            .find(|o| o.name == "vector_add grid-device 1M")
+            .expect("the point's operator");
+        assert_eq!(
+            (row.calls, row.flops, row.bytes),
+            (2, Some(2_000_000), Some(24_000_000))
+        );
+        // 1M FLOPs in each 10 µs kernel: 0.1 TFLOP/s, the live table's FLOPs over its CUPTI
+        // median (10 000 ns).
+        assert_eq!(row.gpu_time_ns, 20_000);
+        let tflops = row.roofline.tflops_per_s.expect("known");
+        assert!((tflops - 0.1).abs() < 1e-12, "{tflops}");
         assert_eq!(p.origin.unix_ns, Some(1_700_000_000_000_000_000));
         // The results travel with the profile.
         assert_eq!(LiveRun::from_profile(&p), Some(run()));

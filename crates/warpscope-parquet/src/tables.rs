@@ -2,10 +2,11 @@
 //! devices, runs. Every row carries `run` and `rank`; events are numbered within a run
 //! (`event`), and the other tables refer to them by that number.
 
-use warpscope_core::Profile;
+use warpscope_core::analysis::flops::{Precision, precision_of_kernel};
 use warpscope_core::analysis::memory::attribute;
 use warpscope_core::model::memory::NO_TRACK;
 use warpscope_core::model::{EventKind, EventRef, FlowKind, MemoryDevice, TrackKey};
+use warpscope_core::{Profile, TimeRange};
 
 use std::path::Path;
 
@@ -164,6 +165,9 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
     let e_track = events.i32("track", false);
     let e_place = PlaceCols::new(&mut events, true);
     let e_depth = events.i32("depth", false);
+    // FLOPs (docs/flops.md): what an operator counts, and each kernel's share of its owner's.
+    let e_flops = events.i64("flops", true);
+    let e_moved = events.i64("moved_bytes", true);
     // Kernels.
     let mut kernels = table("kernels");
     let k_run = RunCols::new(&mut kernels);
@@ -190,6 +194,21 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
     let k_ext = kernels.i64("external_id", true);
     let k_group = kernels.str("process_group", true);
     let k_mangled = kernels.str("mangled_name", true);
+    let k_flops = kernels.f64("flops", true);
+    let k_moved = kernels.f64("moved_bytes", true);
+    let k_precision = kernels.str("precision", true);
+    let k_operator = kernels.i64("operator_event", true);
+    let flops = warpscope_core::analysis::flops::attribute(p, TimeRange::ALL);
+    // The events row of every track's first event, for references to operators.
+    let track_first: Vec<i64> = p
+        .tracks
+        .iter()
+        .scan(0i64, |next, t| {
+            let first = *next;
+            *next += i64::try_from(t.events.len()).unwrap_or(i64::MAX);
+            Some(first)
+        })
+        .collect();
     // Copies and sets.
     let mut copies = table("copies");
     let c_run = RunCols::new(&mut copies);
@@ -235,6 +254,16 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
             events.put_i32(e_track, i32::try_from(t).ok());
             e_place.put(&mut events, &place);
             events.put_i32(e_depth, Some(i32::from(ev.depth[i])));
+            let here = EventRef {
+                track: u32::try_from(t).unwrap_or(u32::MAX),
+                index: u32::try_from(i).unwrap_or(u32::MAX),
+            };
+            let call = (kind == EventKind::CpuOp)
+                .then(|| flops.call(here))
+                .flatten();
+            let count = |v: Option<u64>| v.and_then(|v| i64::try_from(v).ok());
+            events.put_i64(e_flops, count(call.and_then(|c| c.counted_flops())));
+            events.put_i64(e_moved, count(call.and_then(|c| c.counted_bytes())));
             events.end_row();
 
             if gpu && kind == EventKind::Kernel {
@@ -257,6 +286,17 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
                 kernels.put_i64(k_ext, to_i64(k.external_id));
                 kernels.put_str(k_group, k.process_group.map(|g| p.str(g)));
                 kernels.put_str(k_mangled, k.mangled_name.map(|m| p.str(m)));
+                let owner = flops
+                    .kernel(here)
+                    .and_then(|s| flops.calls.get(s.call as usize));
+                kernels.put_f64(k_flops, flops.kernel_flops(here));
+                kernels.put_f64(k_moved, flops.kernel_bytes(here));
+                let precision = precision_of_kernel(name).or(owner.and_then(|c| c.precision));
+                kernels.put_str(k_precision, precision.map(Precision::as_str));
+                kernels.put_i64(
+                    k_operator,
+                    owner.map(|c| track_first[c.event.track as usize] + i64::from(c.event.index)),
+                );
                 kernels.end_row();
             } else if gpu
                 && (kind.is_gpu_activity()

@@ -375,3 +375,60 @@ fn a_profile_without_memory_records_writes_an_empty_memory_table() {
     );
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+fn opt_double(row: &Row, name: &str) -> Option<f64> {
+    match col(row, name) {
+        parquet::record::Field::Double(v) => Some(*v),
+        parquet::record::Field::Null => None,
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+#[test]
+fn flops_columns_read_back_give_the_roofline_totals() {
+    use warpscope_core::analysis::flops::{PeakOverride, flops_report};
+
+    let name = "resnet50_b32_fp32_mem_flops.pt.trace.json.gz";
+    let profile = import_file(&sample(name), &Progress::default()).unwrap();
+    let out = temp_dir("flops");
+    export_parquet(&profile, RunMeta::default(), &out).unwrap();
+    let report = flops_report(&profile, TimeRange::ALL, PeakOverride::default());
+    let counted: u64 = report.operators.iter().filter_map(|o| o.flops).sum();
+    // Operator events: the counted FLOPs, each piece of work once.
+    let events = rows(&table_file(&out, "events", 0));
+    let from_events: i64 = events.iter().filter_map(|r| opt_long(r, "flops")).sum();
+    assert_eq!(u64::try_from(from_events).unwrap(), counted);
+    // Kernels: their operators' FLOPs split by time, the precision, and the owning operator.
+    let kernels = rows(&table_file(&out, "kernels", 0));
+    let from_kernels: f64 = kernels.iter().filter_map(|r| opt_double(r, "flops")).sum();
+    // The kernels' shares (an operator's copies and sets take the rest of its FLOPs).
+    let att = &report.attribution;
+    let owned: f64 = att
+        .kernels
+        .iter()
+        .filter(|k| {
+            let ev = &profile.tracks[k.kernel.track as usize].events;
+            ev.kind[k.kernel.index as usize] == warpscope_core::EventKind::Kernel
+        })
+        .filter_map(|k| att.kernel_flops(k.kernel))
+        .sum();
+    assert!(
+        (from_kernels - owned).abs() / owned < 1e-9,
+        "{from_kernels} {owned}"
+    );
+    let tf32 = kernels
+        .iter()
+        .filter(|r| text(r, "name").contains("tf32"))
+        .all(|r| text(r, "precision") == "tf32");
+    assert!(tf32);
+    let operator = kernels
+        .iter()
+        .find_map(|r| opt_long(r, "operator_event"))
+        .expect("kernels have owners");
+    let op_row = events
+        .iter()
+        .find(|r| long(r, "event") == operator)
+        .expect("the operator's row");
+    assert_eq!(text(op_row, "kind"), "cpu_op");
+    std::fs::remove_dir_all(&out).unwrap();
+}

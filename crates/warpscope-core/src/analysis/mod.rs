@@ -6,6 +6,7 @@
 
 pub mod compare;
 pub mod fleet;
+pub mod flops;
 pub mod insight;
 pub mod memory;
 mod ops;

@@ -81,6 +81,7 @@ impl ProfileBuilder {
         };
         let (rows, other_rows) = (self.side_table_rows(), other.side_table_rows());
         let [kernels, copies, api_calls] = rows.map(|r| u32::try_from(r).unwrap_or(u32::MAX));
+        let op_rows = self.op_args.append(other.op_args);
         for track in other.tracks {
             let id = self.track(remap.key(track.key));
             let events = &mut self.tracks[id.0 as usize].events;
@@ -98,6 +99,10 @@ impl ProfileBuilder {
                     EventKind::Kernel => kernels,
                     EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory => copies,
                     k if k.is_api() => api_calls,
+                    EventKind::CpuOp => {
+                        *d = op_rows.get(*d as usize).copied().unwrap_or(NO_DETAIL);
+                        continue;
+                    }
                     _ => continue,
                 };
                 *d = offset.saturating_add(*d);

@@ -12,6 +12,7 @@
 mod correlate;
 mod memory;
 mod merge;
+mod op_args;
 
 pub use memory::{MemoryRecord, UNKNOWN_TOTAL};
 pub use merge::Remap;
@@ -111,6 +112,8 @@ pub struct ProfileBuilder {
     places: FxHashMap<String, (String, Vec<(String, u64)>)>,
     /// The correlation-id scope of each row of the side tables, where not 0.
     pub(super) scopes: Scopes,
+    /// The recorded inputs of CPU operators ([`ProfileBuilder::push_op`]).
+    op_args: op_args::OpArgsInterner,
 }
 
 /// The correlation-id scope (see [`ProfileBuilder::push_kernel`]) of each row of the side
@@ -176,6 +179,7 @@ impl ProfileBuilder {
             warning_index: FxHashMap::default(),
             places: FxHashMap::default(),
             scopes: Scopes::default(),
+            op_args: op_args::OpArgsInterner::default(),
         }
     }
 
@@ -619,7 +623,8 @@ impl ProfileBuilder {
         crate::parallel::sort_unique_by_key(&mut flows, |f| (f.from, f.to, f.kind as u8));
         flows.shrink_to_fit();
 
-        let (tracks, position) = order_tracks(std::mem::take(&mut self.tracks), &mut flows);
+        let (mut tracks, position) = order_tracks(std::mem::take(&mut self.tracks), &mut flows);
+        let op_args = std::mem::take(&mut self.op_args).renumber(&mut tracks);
         self.devices.sort_by_key(|d| d.id);
         let (memory_events, memory_dropped) = self.finish_memory(origin_raw_ns, &position);
         self.warn(
@@ -649,6 +654,7 @@ impl ProfileBuilder {
             kernels: self.kernels,
             copies: self.copies,
             api_calls: self.api_calls,
+            op_args,
             flows,
             counters: self.counters,
             markers: self.markers,

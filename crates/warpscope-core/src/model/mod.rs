@@ -13,10 +13,12 @@ use crate::time::TimeRange;
 pub(crate) mod column;
 mod details;
 pub mod memory;
+mod op_args;
 mod tables;
 
 pub use details::{ApiInfo, CopyInfo, CopyKind, KernelInfo, MemoryKind};
 pub use memory::{MemoryAction, MemoryData, MemoryDevice, MemorySource};
+pub use op_args::{Dims, Dtype, OpArgs, OpArgsTable, OpInput};
 pub use tables::{ApiTable, CopyTable, KernelTable};
 
 /// The file formats warpscope reads.
@@ -332,8 +334,8 @@ pub struct Events {
     /// before its children (events are sorted by start, longer first), which the CPU-operators
     /// table's single backward pass relies on.
     pub parent: Vec<u32>,
-    /// Index into the side table for the event's kind (kernels, copies, API calls), or
-    /// [`NO_DETAIL`].
+    /// Index into the side table for the event's kind (kernels, copies, API calls, and the
+    /// recorded inputs of CPU operators), or [`NO_DETAIL`].
     pub detail: Vec<u32>,
 }
 
@@ -609,6 +611,9 @@ pub struct Profile {
     pub copies: CopyTable,
     /// Side table of API call details.
     pub api_calls: ApiTable,
+    /// The recorded inputs of CPU operators ([`Events::detail`] of `CpuOp` events), one row
+    /// per distinct set of shapes and types.
+    pub op_args: OpArgsTable,
     /// Flows between events.
     pub flows: Vec<Flow>,
     /// Counter tracks.
@@ -709,6 +714,14 @@ impl Profile {
         self.api_calls.get(track.events.detail[index] as usize)
     }
 
+    /// The recorded inputs (shapes and types) of a CPU operator event, if it has them.
+    pub fn op_args(&self, track: &Track, index: usize) -> Option<&OpArgs> {
+        if track.events.kind[index] != EventKind::CpuOp {
+            return None;
+        }
+        self.op_args.get(track.events.detail[index] as usize)
+    }
+
     /// Readable id text (`481`, `Spans`).
     pub fn id_text(&self, id: TraceId) -> String {
         match id {
@@ -727,6 +740,7 @@ impl Profile {
             + self.kernels.heap_bytes()
             + self.copies.heap_bytes()
             + self.api_calls.heap_bytes()
+            + self.op_args.heap_bytes()
             + self.flows.capacity() * std::mem::size_of::<Flow>()
             + self.memory.heap_bytes()
     }

@@ -421,6 +421,7 @@ impl<W: Write> TraceWriter<'_, W> {
             let kernel = p.kernel_info(track, i);
             let copy = p.copy_info(track, i);
             let api = p.api_info(track, i);
+            let op = p.op_args(track, i);
             let gpu = match track.key {
                 TrackKey::Gpu {
                     device,
@@ -430,7 +431,13 @@ impl<W: Write> TraceWriter<'_, W> {
                 } => Some((device, context, stream)),
                 _ => None,
             };
-            if gpu.is_none() && !placed && kernel.is_none() && copy.is_none() && api.is_none() {
+            if gpu.is_none()
+                && !placed
+                && kernel.is_none()
+                && copy.is_none()
+                && api.is_none()
+                && op.is_none()
+            {
                 o.end();
                 continue;
             }
@@ -452,6 +459,10 @@ impl<W: Write> TraceWriter<'_, W> {
             }
             if let Some(a) = api {
                 api_args(&mut args, &a);
+            }
+            for (key, value) in op.map(super::op_args::members).unwrap_or_default() {
+                args.key(key);
+                args.buf.extend_from_slice(value.as_bytes());
             }
             args.end();
             o.end();

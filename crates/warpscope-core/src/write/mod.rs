@@ -3,6 +3,7 @@
 //! chrome://tracing and the PyTorch profiler's tools open.
 
 pub mod chrome;
+mod op_args;
 
 use std::io;
 use std::path::PathBuf;

@@ -315,6 +315,7 @@ fn skeleton(profiles: &[Profile], shifts_ns: &[i64], aligned: bool, zero_unix_ns
         kernels: KernelTable::default(),
         copies: CopyTable::default(),
         api_calls: ApiTable::default(),
+        op_args: crate::model::OpArgsTable::default(),
         flows: Vec::new(),
         counters: Vec::new(),
         markers: Vec::new(),
@@ -437,6 +438,8 @@ fn append_rank(
     merged.kernels.append(profile.kernels, |s| strings.map(s));
     merged.copies.append(profile.copies);
     merged.api_calls.append(profile.api_calls);
+    let op_args_base = u32::try_from(merged.op_args.len()).unwrap_or(0);
+    merged.op_args.rows.extend(profile.op_args.rows);
 
     let track_base = u32::try_from(merged.tracks.len()).unwrap_or(0);
     for mut track in profile.tracks {
@@ -476,6 +479,7 @@ fn append_rank(
                 EventKind::Kernel => kernel_base,
                 EventKind::Memcpy | EventKind::Memset | EventKind::UnifiedMemory => copy_base,
                 EventKind::Runtime | EventKind::Driver => api_base,
+                EventKind::CpuOp => op_args_base,
                 _ => {
                     *detail = NO_DETAIL;
                     continue;

@@ -432,6 +432,16 @@ impl ChromeState {
                 };
                 self.b.push_api(track, ts_ns, dur_ns, name, kind, info, 0);
             }
+            EventKind::CpuOp => {
+                let keep = super::op_args::keeps_concrete(name_text);
+                match args.and_then(|a| super::op_args::find(a, keep)) {
+                    Some(raw) => {
+                        let row = self.b.intern_op_args(&raw.key(), || raw.parse());
+                        self.b.push_op(track, ts_ns, dur_ns, name, row);
+                    }
+                    None => self.b.push(track, ts_ns, dur_ns, name, kind),
+                }
+            }
             _ => self.b.push(track, ts_ns, dur_ns, name, kind),
         }
         track

@@ -24,6 +24,7 @@ mod finish;
 mod flows;
 mod memory;
 mod metadata;
+mod op_args;
 mod parallel;
 mod stream;
 mod tokenize;
