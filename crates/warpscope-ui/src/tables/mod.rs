@@ -16,9 +16,10 @@ use warpscope_core::{Profile, TimeRange};
 use crate::activity_index::activity_index;
 use crate::{ProfileKey, Selection};
 
+mod flops_cells;
 mod rows;
 
-pub use rows::{Cell, ColumnSpec, Row, TableRows, format_bytes};
+pub use rows::{Cell, ColumnSpec, FigureUnit, Row, TableRows, format_bytes};
 
 /// Which of the five tables is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -105,13 +106,15 @@ pub fn filtered_sorted(rows: &[Row], filter: &str, sort: Option<SortBy>) -> Vec<
         .map(|(i, _)| i)
         .collect();
     if let Some(sort) = sort {
+        let unknown = |i: usize| rows[i].cells.get(sort.col).is_some_and(Cell::is_unknown);
         view.sort_by(|&a, &b| {
             let o = match (rows[a].cells.get(sort.col), rows[b].cells.get(sort.col)) {
                 (Some(x), Some(y)) => x.compare(y),
                 _ => Ordering::Equal,
             };
             let o = if sort.descending { o.reverse() } else { o };
-            o.then(a.cmp(&b))
+            // Unknown figures last, whichever the direction.
+            unknown(a).cmp(&unknown(b)).then(o).then(a.cmp(&b))
         });
     }
     view
@@ -618,10 +621,10 @@ pub fn rows_table_ui(
                             )
                         });
                     }
-                    let resp = if elided {
-                        resp.on_hover_text(cell.text())
-                    } else {
-                        resp
+                    let resp = match (cell.note(), elided) {
+                        (Some(note), _) => resp.on_hover_text(note),
+                        (None, true) => resp.on_hover_text(cell.text()),
+                        (None, false) => resp,
                     };
                     if resp.clicked() {
                         out.clicked = Some(ri);

@@ -11,6 +11,7 @@ use warpscope_core::analysis::{self, ActivityKind};
 use warpscope_core::{Profile, TimeRange};
 
 use super::TableKind;
+use super::flops_cells::{FLOPS_COLUMNS, FlopsFigures};
 
 /// One value of a table cell; it knows how to print and how to compare itself.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,8 +38,31 @@ pub enum Cell {
     MaybePercent(Option<f64>),
     /// Yes or nothing (runs on Tensor Cores).
     Flag(bool),
+    /// A FLOPs figure that may be unknown (`—`, never 0; sorted last either way), with what it
+    /// rests on, shown on hover.
+    Figure {
+        /// The value, in the figure's unit.
+        value: Option<f64>,
+        /// What the value is.
+        unit: FigureUnit,
+        /// The hover text: what the figure is, and the peak it is measured against.
+        note: String,
+    },
     /// Text (names, kinds).
     Text(String),
+}
+
+/// What a [`Cell::Figure`] holds (`docs/flops.md`, section 6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FigureUnit {
+    /// A FLOP count.
+    Flops,
+    /// Achieved TFLOP/s.
+    TflopsPerS,
+    /// A percentage of the peak.
+    PctOfPeak,
+    /// FLOPs per byte.
+    Intensity,
 }
 
 impl Cell {
@@ -62,8 +86,32 @@ impl Cell {
             Self::MaybePercent(None) => "–".to_string(),
             Self::Flag(true) => "yes".to_string(),
             Self::Flag(false) => String::new(),
+            Self::Figure { value: None, .. } => crate::flops::UNKNOWN.to_string(),
+            Self::Figure {
+                value: Some(v),
+                unit,
+                ..
+            } => match unit {
+                FigureUnit::Flops => crate::flops::format_flops(*v),
+                FigureUnit::TflopsPerS => crate::flops::format_tflops(*v),
+                FigureUnit::PctOfPeak => format!("{v:.1}%"),
+                FigureUnit::Intensity => format!("{v:.2}"),
+            },
             Self::Text(s) => s.clone(),
         }
+    }
+
+    /// What hovering the cell tells beyond its text, if anything.
+    pub fn note(&self) -> Option<&str> {
+        match self {
+            Self::Figure { note, .. } if !note.is_empty() => Some(note),
+            _ => None,
+        }
+    }
+
+    /// True for a figure that is unknown: such cells sort last whichever the direction.
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Self::Figure { value: None, .. })
     }
 
     /// True for numbers (right-aligned, monospace).
@@ -89,6 +137,10 @@ impl Cell {
                 _ => a.is_some().cmp(&b.is_some()),
             },
             (Self::Flag(a), Self::Flag(b)) => a.cmp(b),
+            (Self::Figure { value: a, .. }, Self::Figure { value: b, .. }) => match (a, b) {
+                (Some(x), Some(y)) => x.total_cmp(y),
+                _ => a.is_some().cmp(&b.is_some()),
+            },
             (Self::Text(a), Self::Text(b)) => a.to_lowercase().cmp(&b.to_lowercase()),
             _ => Ordering::Equal,
         }
@@ -168,7 +220,8 @@ const ACTIVITY_COLUMNS: [ColumnSpec; 8] = [
     col("Name", "Kernel name, or the kind of copy or set", 0.0),
 ];
 
-const KERNEL_COLUMNS: [ColumnSpec; 12] = [
+/// The kernel table's columns before the FLOPs columns and the name.
+const KERNEL_COLUMNS: [ColumnSpec; 11] = [
     col("Time(%)", "Share of all kernel time", 72.0),
     col("Time", "Summed duration", 86.0),
     col("Calls", "Number of executions", 64.0),
@@ -196,7 +249,6 @@ const KERNEL_COLUMNS: [ColumnSpec; 12] = [
         86.0,
     ),
     col("Delay p95", "95th-percentile launch delay", 86.0),
-    col("Name", "Kernel name", 0.0),
 ];
 
 const COPY_COLUMNS: [ColumnSpec; 5] = [
@@ -333,6 +385,7 @@ impl TableRows {
                         .into_iter()
                         .map(|k| (k.name.clone(), k))
                         .collect();
+                let flops = FlopsFigures::of(profile, range, true);
                 let rows = rows
                     .into_iter()
                     .map(|r| {
@@ -346,7 +399,7 @@ impl TableRows {
                         };
                         let occupancy = k.and_then(|k| k.theoretical_occupancy_pct);
                         let limiter = k.and_then(KernelInsight::shown_limiter).unwrap_or("–");
-                        let cells = vec![
+                        let mut cells = vec![
                             Cell::Percent(pct),
                             Cell::DurationNs(s.total_ns),
                             Cell::Count(s.calls),
@@ -358,14 +411,18 @@ impl TableRows {
                             Cell::Flag(k.is_some_and(|k| k.tensor_cores)),
                             Cell::MaybeDurationNs(k.and_then(|k| k.launch_delay_median_ns)),
                             Cell::MaybeDurationNs(k.and_then(|k| k.launch_delay_p95_ns)),
-                            Cell::Text(r.name.clone()),
                         ];
+                        cells.extend(flops.cells(&r.name));
+                        cells.push(Cell::Text(r.name.clone()));
                         Row::new(r.name, cells)
                     })
                     .collect();
+                let mut columns = KERNEL_COLUMNS.to_vec();
+                columns.extend(FLOPS_COLUMNS);
+                columns.push(col("Name", "Kernel name", 0.0));
                 Self {
-                    columns: KERNEL_COLUMNS.to_vec(),
-                    name_col: 11,
+                    name_col: columns.len() - 1,
+                    columns,
                     rows,
                     selects_names: true,
                     total: Some(("kernel time", total_ns)),
@@ -425,10 +482,11 @@ impl TableRows {
                 }
             }
             TableKind::CpuOps => {
+                let flops = FlopsFigures::of(profile, range, false);
                 let rows = analysis::cpu_ops(profile, range)
                     .into_iter()
                     .map(|r| {
-                        let cells = vec![
+                        let mut cells = vec![
                             Cell::Text(r.name.clone()),
                             Cell::Count(r.calls),
                             Cell::DurationNs(r.self_ns),
@@ -436,11 +494,14 @@ impl TableRows {
                             Cell::DurationNs(r.gpu_self_ns),
                             Cell::DurationNs(r.gpu_ns),
                         ];
+                        cells.extend(flops.cells(&r.name));
                         Row::new(r.name, cells)
                     })
                     .collect();
+                let mut columns = OP_COLUMNS.to_vec();
+                columns.extend(FLOPS_COLUMNS);
                 Self {
-                    columns: OP_COLUMNS.to_vec(),
+                    columns,
                     name_col: 0,
                     rows,
                     selects_names: true,
