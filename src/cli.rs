@@ -85,7 +85,7 @@ enum Command {
         /// The profile, in any supported format.
         file: PathBuf,
         /// Analyse only START..END, times from the start of the profile as on the timeline, with a
-        /// unit: ns, us, ms or s (`2ms..3.5ms`; a bare number is nanoseconds).
+        /// unit: ns, µs (or us), ms or s (`2ms..3.5ms`; a bare number is nanoseconds).
         #[arg(long, value_name = "START..END", conflicts_with = "step")]
         range: Option<String>,
         /// Analyse only training step N (`ProfilerStep#N`: the GPU work of the step when the
@@ -112,7 +112,7 @@ enum Command {
         /// The profile or allocator snapshot.
         file: PathBuf,
         /// Only START..END, times from the start of the profile as on the timeline, with a
-        /// unit: ns, us, ms or s (`2ms..3.5ms`).
+        /// unit: ns, µs (or us), ms or s (`2ms..3.5ms`).
         #[arg(long, value_name = "START..END", conflicts_with = "step")]
         range: Option<String>,
         /// Only training step N (`ProfilerStep#N`).
@@ -681,7 +681,7 @@ fn parse_time(text: &str) -> Result<i64> {
         .find_map(|&(unit, scale)| t.strip_suffix(unit).map(|n| (n.trim(), scale)))
         .unwrap_or((t, 0));
     warpscope_core::time::parse_decimal_scaled(number.as_bytes(), scale)
-        .context("expected a number with a unit: ns, us, ms or s")
+        .context("expected a number with a unit: ns, µs (or us), ms or s")
 }
 
 fn emit(text: &str) -> Result<()> {
@@ -703,7 +703,7 @@ fn warn_beside(profile: &Profile, format: OutputFormat) {
         eprintln!(
             "warpscope: warning: {}: {}",
             profile.source.path.display(),
-            report::warning_text(w)
+            crate::warning_text(w)
         );
     }
 }

@@ -164,7 +164,7 @@ pub fn compare(opts: &CompareOptions) -> Result<CompareOutput> {
                     i + 1,
                     run.label,
                     run.path,
-                    crate::report::warning_text(w)
+                    crate::warning_text(w)
                 )
             })
         })

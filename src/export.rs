@@ -1,5 +1,5 @@
 //! `warpscope export`: profiles, or every rank of a job, written as Parquet tables for cluster
-//! engines (`warpscope-export`), or as CSV files of the ranked tables.
+//! engines (`warpscope-parquet`), or as CSV files of the ranked tables.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ use warpscope_core::analysis::compare::{file_stem, profile_rank};
 use warpscope_core::analysis::fleet::{RankFacts, fleet_report, job_files, number_ranks};
 use warpscope_core::analysis::summary_report;
 use warpscope_core::{Progress, TimeRange, import_file};
-use warpscope_export::{RunMeta, TABLES, export_parquet};
+use warpscope_parquet::{RunMeta, TABLES, write_parquet};
 
 use crate::output::OutputFormat;
 
@@ -184,7 +184,7 @@ fn export_one(file: &Path, position: usize, out: &Path, format: ExportFormat) ->
         eprintln!(
             "warpscope: warning: {}: {}",
             file.display(),
-            crate::report::warning_text(w)
+            crate::warning_text(w)
         );
     }
     let mut facts = None;
@@ -196,7 +196,7 @@ fn export_one(file: &Path, position: usize, out: &Path, format: ExportFormat) ->
                 rank: profile_rank(&profile),
                 world_size: profile.distributed.as_ref().and_then(|d| d.world_size),
             };
-            export_parquet(&profile, meta, out)?
+            write_parquet(&profile, meta, out)?
                 .tables
                 .into_iter()
                 .map(|(t, file, rows)| {

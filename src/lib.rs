@@ -51,6 +51,15 @@ pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_string())
 }
 
+/// An import warning in one line, with how many times it happened.
+pub fn warning_text(w: &warpscope_core::model::Warning) -> String {
+    if w.count > 1 {
+        format!("{} ({} times)", w.message, w.count)
+    } else {
+        w.message.clone()
+    }
+}
+
 /// An error and its causes as one line, `outer: cause: cause`, leaving out a cause whose text the
 /// line already holds (library errors often repeat their source in their own message, and
 /// printing the chain would say it twice).

@@ -203,7 +203,7 @@ pub fn run(opts: &LiveOptions) -> Result<LiveOutput> {
     }
     let output = result?;
     if let Some(out) = &opts.out {
-        warpscope_core::export::save_chrome_trace(&output.profile, out)
+        warpscope_core::write::save_chrome_trace(&output.profile, out)
             .with_context(|| format!("cannot save the run to {}", out.display()))?;
     }
     Ok(output)

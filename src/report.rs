@@ -169,16 +169,7 @@ fn summary_table(r: &SummaryReport) -> String {
 /// skipped), so they are read before the figures.
 fn write_warnings(out: &mut String, warnings: &[Warning]) {
     for w in warnings {
-        let _ = writeln!(out, "warning: {}", warning_text(w));
-    }
-}
-
-/// A warning in one line, with how many times it happened.
-pub(crate) fn warning_text(w: &Warning) -> String {
-    if w.count > 1 {
-        format!("{} ({} times)", w.message, w.count)
-    } else {
-        w.message.clone()
+        let _ = writeln!(out, "warning: {}", crate::warning_text(w));
     }
 }
 

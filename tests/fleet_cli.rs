@@ -235,7 +235,7 @@ fn export_writes_one_parquet_file_per_table_and_run_and_csv_tables() {
     // 3 ranks × 4 steps × (3 buckets × (6 compute + 1 all-reduce)) kernels; no half groups
     // with 3 ranks.
     assert!(text.contains("  kernels/  252 rows"), "{text}");
-    for table in warpscope_export::TABLES {
+    for table in warpscope_parquet::TABLES {
         for run in 0..3 {
             let f = out.join(table).join(format!("run-0000{run}.parquet"));
             assert!(f.is_file(), "{}", f.display());

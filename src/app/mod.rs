@@ -423,7 +423,7 @@ impl WarpscopeApp {
         let profile = Arc::clone(&tab.profile);
         let (tx, rx) = channel();
         std::thread::spawn(move || {
-            let result = warpscope_core::export::save_chrome_trace(&profile, &path)
+            let result = warpscope_core::write::save_chrome_trace(&profile, &path)
                 .map(|()| path)
                 .map_err(|e| e.to_string());
             let _ = tx.send(result);

@@ -581,7 +581,7 @@ mod tests {
         );
         // Per launch, the events and CUPTI's span of the batch agree within a percent.
         assert!(
-            text.contains("tensor              1024    5/5     17.629us     17.491us    +0.8%"),
+            text.contains("tensor              1024    5/5     17.629µs     17.491µs    +0.8%"),
             "{text}"
         );
         let json: serde_json::Value =

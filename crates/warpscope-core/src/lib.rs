@@ -8,7 +8,6 @@ pub mod analysis;
 pub mod builder;
 pub mod cupti_cbid;
 pub mod demangle;
-pub mod export;
 pub mod import;
 pub mod model;
 pub mod names;
@@ -16,6 +15,7 @@ pub mod parallel;
 pub mod strings;
 pub mod time;
 pub mod units;
+pub mod write;
 
 pub use builder::ProfileBuilder;
 pub use import::{

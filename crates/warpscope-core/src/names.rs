@@ -1,5 +1,6 @@
 //! Kernel and function names: shortened for tables (C++ parameter lists dropped, template
-//! arguments folded, long text cut), and who owns a kernel ([`owner`]).
+//! arguments folded, long text cut), who owns a kernel ([`owner`]), and which names mark a
+//! training step ([`is_step_name`]).
 
 pub mod owner;
 
@@ -129,6 +130,26 @@ pub fn distinct_short_names(names: &[&str], max_chars: usize) -> Vec<String> {
         .collect()
 }
 
+/// True for names that look like a training step or iteration: `ProfilerStep#3`, `step`,
+/// `Step 12`, `train_step`, `train-step#4`, `iteration 7`, `iter:2` (case-insensitive).
+pub fn is_step_name(name: &str) -> bool {
+    if name.starts_with("ProfilerStep#") {
+        return true;
+    }
+    let lower = name.trim().to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("train")
+        .map_or(lower.as_str(), |r| r.trim_start_matches(['_', '-', ' ']));
+    let Some(rest) = ["iteration", "iter", "step"]
+        .iter()
+        .find_map(|word| rest.strip_prefix(word))
+    else {
+        return false;
+    };
+    let number = rest.trim_start_matches(['_', '-', ' ', '#', ':', '=']);
+    number.bytes().all(|b| b.is_ascii_digit())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,5 +181,30 @@ mod tests {
             distinct_short_names(&names, 10),
             vec!["k<float...", "k<halfs...", "other<...>"]
         );
+    }
+
+    #[test]
+    fn step_names() {
+        for yes in [
+            "ProfilerStep#3",
+            "step",
+            "Step 12",
+            "train_step",
+            "train-step#4",
+            "iteration 7",
+            "iter:2",
+            "STEP_5",
+        ] {
+            assert!(is_step_name(yes), "{yes}");
+        }
+        for no in [
+            "Optimizer.step#SGD.step",
+            "stepper",
+            "aten::mm",
+            "step 3 forward",
+            "",
+        ] {
+            assert!(!is_step_name(no), "{no}");
+        }
     }
 }

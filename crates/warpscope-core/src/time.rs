@@ -200,8 +200,9 @@ fn exact_decimal_scaled(text: &[u8], scale: i32) -> Option<i64> {
     i64::try_from(value).ok()
 }
 
-/// Formats a duration the way nvprof does: 5 significant digits with the unit chosen per value
-/// (`812ns`, `1.1840us`, `305.08ms`, `1.05294s`).
+/// Formats a duration the way nvprof does, 5 significant digits with the unit chosen per value,
+/// but with microseconds written `µs` (`812ns`, `1.1840µs`, `305.08ms`, `1.05294s`): one spelling
+/// in the viewer, the reports and the command line's tables.
 pub fn format_duration_ns(ns: i64) -> String {
     let abs = ns.unsigned_abs();
     let sign = if ns < 0 { "-" } else { "" };
@@ -210,7 +211,7 @@ pub fn format_duration_ns(ns: i64) -> String {
     }
     #[allow(clippy::cast_precision_loss)]
     let (value, unit) = if abs < 1_000_000 {
-        (abs as f64 / 1e3, "us")
+        (abs as f64 / 1e3, "µs")
     } else if abs < 1_000_000_000 {
         (abs as f64 / 1e6, "ms")
     } else {
@@ -343,9 +344,9 @@ mod tests {
     #[test]
     fn durations_format_like_nvprof() {
         assert_eq!(format_duration_ns(812), "812ns");
-        assert_eq!(format_duration_ns(1_184), "1.1840us");
+        assert_eq!(format_duration_ns(1_184), "1.1840µs");
         assert_eq!(format_duration_ns(305_080_000), "305.08ms");
-        assert_eq!(format_duration_ns(50_846), "50.846us");
+        assert_eq!(format_duration_ns(50_846), "50.846µs");
         assert_eq!(format_duration_ns(1_052_940_000), "1.0529s");
     }
 

@@ -211,6 +211,11 @@ const fn gpu(name: &'static str, summary: &'static str, memory: Memory) -> Confi
     }
 }
 
+/// The largest problem size a user kernel accepts (2⁴⁰).
+pub const USER_MAX_N: u64 = 1 << 40;
+/// Default sizes of a user kernel's sweep.
+pub const USER_DEFAULT_SIZES: &[u64] = &[1_000_000, 10_000_000, 100_000_000];
+
 /// The entry a user kernel runs under (`warpscope live --source`): not in [`CATALOG`]; the
 /// kernel itself travels in the plan.
 pub static USER_KERNEL: KernelSpec = KernelSpec {
@@ -220,8 +225,8 @@ pub static USER_KERNEL: KernelSpec = KernelSpec {
     source: None,
     source_file: None,
     size_unit: SizeUnit::N,
-    default_sizes: crate::user::DEFAULT_SIZES,
-    max_size: crate::user::MAX_N,
+    default_sizes: USER_DEFAULT_SIZES,
+    max_size: USER_MAX_N,
     configs: &[gpu("user", "your launch shape", Memory::Device).sweepable(256)],
     metric: Metric::Bandwidth,
 };

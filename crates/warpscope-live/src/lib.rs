@@ -14,6 +14,7 @@ mod cupti;
 mod error;
 #[allow(unsafe_code)] // FFI to the CUDA driver: every block says why it is sound.
 mod gpu;
+mod host;
 #[allow(unsafe_code)] // FFI to NVRTC: every block says why it is sound.
 mod nvrtc;
 mod plan;

@@ -150,12 +150,12 @@ impl SweepPlan {
             blocks.iter().copied().map(Some).collect()
         };
         // Read once: the form asks again at every keystroke.
-        let available_kb = crate::runner::host_available_kb();
+        let available_kb = crate::host::host_available_kb();
         for &n in &plan.sizes {
             for &b in &threads {
                 let need = user.host_bytes(user.vars(n, b))?;
                 let what = format!("{} at N = {n}", user.kernel);
-                crate::runner::check_memory_against(&what, need, available_kb)?;
+                crate::host::check_memory_against(&what, need, available_kb)?;
             }
         }
         plan.blocks = blocks.to_vec();

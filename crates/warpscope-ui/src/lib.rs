@@ -21,16 +21,9 @@ use warpscope_core::model::EventRef;
 use warpscope_core::strings::StrId;
 use warpscope_core::{Profile, TimeRange};
 
-/// A duration as the widgets show it: five significant digits with the unit chosen per value,
-/// like [`warpscope_core::time::format_duration_ns`] (`812ns`, `1.1840µs`, `305.08ms`), but with
-/// microseconds written `µs`, as on the time axis. (The command line keeps nvprof's `us`.)
-pub fn format_duration(ns: i64) -> String {
-    let text = warpscope_core::time::format_duration_ns(ns);
-    match text.strip_suffix("us") {
-        Some(value) => format!("{value}µs"),
-        None => text,
-    }
-}
+/// A duration as the widgets show it: five significant digits with the unit chosen per value
+/// (`812ns`, `1.1840µs`, `305.08ms`), as the reports print it.
+pub use warpscope_core::time::format_duration_ns as format_duration;
 
 /// Tells the open profiles apart for the widgets' caches: the profile's address, with its
 /// event, string and track counts, so that another profile later at the same address is not

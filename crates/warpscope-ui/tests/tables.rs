@@ -448,3 +448,48 @@ fn tables_and_header_from_the_index_equal_the_scan() {
         }
     }
 }
+
+/// Every table of the panel, on a real trace: each row has one cell under each header, the row
+/// is named by the cell under its name column, and a kernel's figures sit under the headers that
+/// name them (read by title, as a user reads them, not by position).
+#[test]
+fn every_table_has_a_cell_under_each_header() {
+    use warpscope_ui::tables::TableRows;
+    let profile = resnet();
+    for kind in TableKind::ALL {
+        let table = TableRows::compute(profile, kind, TimeRange::ALL);
+        assert!(
+            !table.rows.is_empty() || kind == TableKind::ApiCalls,
+            "{kind:?}"
+        );
+        for row in &table.rows {
+            assert_eq!(
+                row.cells.len(),
+                table.columns.len(),
+                "{kind:?} {}",
+                row.name
+            );
+            assert_eq!(row.cells[table.name_col].text(), row.name, "{kind:?}");
+        }
+    }
+    let kernels = TableRows::compute(profile, TableKind::Kernels, TimeRange::ALL);
+    let top = &kernels.rows[0];
+    let under = |title: &str| {
+        let col = kernels.columns.iter().position(|c| c.title == title);
+        top.cells[col.unwrap_or_else(|| panic!("no column {title}"))].clone()
+    };
+    let activity = analysis::gpu_activities(profile, TimeRange::ALL)
+        .into_iter()
+        .find(|r| r.name == top.name)
+        .unwrap();
+    assert_eq!(under("Time"), Cell::DurationNs(activity.stats.total_ns));
+    assert_eq!(under("Calls"), Cell::Count(activity.stats.calls));
+    assert_eq!(
+        under("Median"),
+        Cell::MaybeDurationNs(activity.stats.median_ns)
+    );
+    assert_eq!(
+        kernels.columns.last().map(|c| c.title.as_ref()),
+        Some("Name")
+    );
+}

@@ -15,9 +15,7 @@ mod steps;
 pub use labels::{LabelParam, RunLabel, file_stem, parse_params};
 pub use ranks::{MergeError, is_nccl_kernel, merge_ranks, profile_rank, rank_shifts_ns};
 pub use run_flops::RunFlops;
-pub use steps::{
-    StepSource, StepStats, detect_steps, is_step_name, step_numbers, step_range, step_ranges,
-};
+pub use steps::{StepSource, StepStats, detect_steps, step_numbers, step_range, step_ranges};
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;

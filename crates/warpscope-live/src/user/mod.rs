@@ -11,18 +11,15 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::USER_MAX_N;
 use crate::error::LiveError;
 use expr::{Expr, Vars};
 use spec::{ArgSpec, Param};
 
 pub use spec::{Init, ScalarType};
 
-/// The largest problem size accepted (2⁴⁰).
-pub const MAX_N: u64 = 1 << 40;
 /// The largest single buffer accepted, in bytes (64 GiB).
 pub const MAX_BUFFER_BYTES: u64 = 64 << 30;
-/// Default sizes of a user kernel's sweep.
-pub const DEFAULT_SIZES: &[u64] = &[1_000_000, 10_000_000, 100_000_000];
 
 /// What the user typed (on the command line or in the GUI's form), as text.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -443,7 +440,7 @@ impl UserKernel {
             blocks.iter().map(|&b| Some(b)).collect()
         };
         for &n in sizes {
-            if n == 0 || n > MAX_N {
+            if n == 0 || n > USER_MAX_N {
                 return Err(plan_err(format!(
                     "size {n} is out of range: N goes from 1 to 2^40"
                 )));

@@ -8,24 +8,23 @@
 use std::sync::Arc;
 
 use egui::Ui;
-use warpscope_core::analysis::compare::{
-    Aligned, CompareError, Comparison, Presence, RunLabel, compare_runs,
-};
+use warpscope_core::analysis::compare::{CompareError, Comparison, RunLabel, compare_runs};
 use warpscope_core::model::EventKind;
 use warpscope_core::{Profile, TimeRange};
 
 mod charts;
 mod flops_chart;
 mod memory_chart;
+mod tables;
 mod totals;
 
 use charts::charts_ui;
 pub use charts::{per_step_series, run_color, top_kernels};
+pub use tables::{KERNEL_RUN_COLUMNS, KernelColumns, KernelToggle};
+use tables::{copy_table, kernel_table, op_table};
 
 use crate::Selection;
-use crate::tables::{
-    Cell, ColumnSpec, Row, SortBy, TableRows, filtered_sorted, format_bytes, rows_table_ui,
-};
+use crate::tables::{Row, SortBy, TableRows, filtered_sorted, rows_table_ui};
 use crate::timeline::{TimelineState, timeline_ui};
 
 /// The pages of a comparison.
@@ -83,37 +82,6 @@ pub enum Alignment {
     /// At the start of `ProfilerStep#N` in each run (runs without it: at the first GPU
     /// activity).
     Step(u32),
-}
-
-/// Which per-run columns the kernel table shows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[allow(clippy::struct_excessive_bools)] // one switch per column kind, shown as checkboxes
-pub struct KernelColumns {
-    /// Summed time per run.
-    pub total: bool,
-    /// Calls per run.
-    pub calls: bool,
-    /// Mean time per run.
-    pub avg: bool,
-    /// Share of the run's GPU time.
-    pub share: bool,
-    /// Ratio of the total against the baseline's.
-    pub ratio: bool,
-    /// Difference of the total against the baseline's.
-    pub diff: bool,
-}
-
-impl Default for KernelColumns {
-    fn default() -> Self {
-        Self {
-            total: true,
-            calls: true,
-            avg: false,
-            share: false,
-            ratio: true,
-            diff: false,
-        }
-    }
 }
 
 /// A comparison tab: the runs, the comparison computed once, and what the user looks at.
@@ -287,274 +255,6 @@ fn anchor_ns(profile: &Profile, alignment: Alignment) -> i64 {
     }
 }
 
-/// The status of an aligned row: with two runs, `new` or `gone` against the baseline; with
-/// more, which runs have it (`not in #3`, `only in #2, #4`), since one "gone" cannot say which;
-/// and `NCCL`.
-fn status<T>(row: &Aligned<T>, nccl: bool) -> String {
-    let mut words = Vec::new();
-    let runs = row.per_run.len();
-    let listed = |pick: bool| {
-        row.per_run
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.is_some() == pick)
-            .map(|(i, _)| format!("#{}", i + 1))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let present = row.per_run.iter().filter(|r| r.is_some()).count();
-    if runs <= 2 {
-        if row.presence.contains(&Presence::New) {
-            words.push("new".to_string());
-        }
-        if row.presence.contains(&Presence::Vanished) {
-            words.push("gone".to_string());
-        }
-    } else if present < runs {
-        words.push(if present * 2 <= runs {
-            format!("only in {}", listed(true))
-        } else {
-            format!("not in {}", listed(false))
-        });
-    }
-    if nccl {
-        words.push("NCCL".to_string());
-    }
-    words.join(" ")
-}
-
-/// A run as the column headers name it: its number (what `only in #2` means), its label, and
-/// `(base)` for the baseline.
-fn run_label(c: &Comparison, r: usize) -> String {
-    let label = &c.runs[r].label;
-    if r == c.baseline {
-        format!("#{} {label} (base)", r + 1)
-    } else {
-        format!("#{} {label}", r + 1)
-    }
-}
-
-/// A column repeated for every run: the title gets the run's label, `{run}` in the tooltip
-/// becomes it; columns measured against the baseline are left out for the baseline itself.
-struct RunColumn {
-    title: &'static str,
-    tip: &'static str,
-    width: f32,
-    against_baseline: bool,
-}
-
-impl RunColumn {
-    const fn every(title: &'static str, tip: &'static str, width: f32) -> Self {
-        Self {
-            title,
-            tip,
-            width,
-            against_baseline: false,
-        }
-    }
-
-    const fn vs_baseline(title: &'static str, tip: &'static str, width: f32) -> Self {
-        Self {
-            title,
-            tip,
-            width,
-            against_baseline: true,
-        }
-    }
-}
-
-/// `lead`, then `per_run` for each run in order.
-fn run_columns(c: &Comparison, lead: Vec<ColumnSpec>, per_run: &[RunColumn]) -> Vec<ColumnSpec> {
-    let mut columns = lead;
-    for r in 0..c.runs.len() {
-        let l = run_label(c, r);
-        for col in per_run
-            .iter()
-            .filter(|col| !(col.against_baseline && r == c.baseline))
-        {
-            columns.push(ColumnSpec::new(
-                format!("{} {l}", col.title),
-                col.tip.replace("{run}", &l),
-                col.width,
-            ));
-        }
-    }
-    columns
-}
-
-fn kernel_table(c: &Comparison, cols: KernelColumns) -> TableRows {
-    let n = c.runs.len();
-    let per_run: Vec<RunColumn> = [
-        (
-            cols.total,
-            RunColumn::every("Total", "Summed time in {run}", 92.0),
-        ),
-        (
-            cols.calls,
-            RunColumn::every("Calls", "Executions in {run}", 70.0),
-        ),
-        (
-            cols.avg,
-            RunColumn::every("Avg", "Mean time in {run}", 86.0),
-        ),
-        (
-            cols.share,
-            RunColumn::every("Share", "Share of the GPU time of {run}", 72.0),
-        ),
-        (
-            cols.ratio,
-            RunColumn::vs_baseline("×", "Total in {run} over total in the baseline", 70.0),
-        ),
-        (
-            cols.diff,
-            RunColumn::vs_baseline("Δ", "Total in {run} minus total in the baseline", 92.0),
-        ),
-    ]
-    .into_iter()
-    .filter_map(|(shown, col)| shown.then_some(col))
-    .collect();
-    let columns = run_columns(
-        c,
-        vec![
-            ColumnSpec::new("Kernel", "Kernel name (matched across runs)", 0.0),
-            ColumnSpec::new(
-                "Status",
-                "Which runs have it (two runs: new / gone against the baseline); NCCL",
-                110.0,
-            ),
-        ],
-        &per_run,
-    );
-    let rows = c
-        .kernels
-        .iter()
-        .map(|k| {
-            let a = &k.row;
-            let mut cells = vec![Cell::Text(a.name.clone()), Cell::Text(status(a, k.nccl))];
-            for r in 0..n {
-                let s = a.per_run.get(r).and_then(Option::as_ref);
-                if cols.total {
-                    cells.push(Cell::MaybeDurationNs(s.map(|s| s.total_ns)));
-                }
-                if cols.calls {
-                    cells.push(Cell::MaybeCount(s.map(|s| s.calls)));
-                }
-                if cols.avg {
-                    cells.push(Cell::MaybeDurationNs(s.map(|s| s.avg_ns)));
-                }
-                if cols.share {
-                    cells.push(Cell::Percent(s.map_or(0.0, |s| s.share_pct)));
-                }
-                if r != c.baseline {
-                    if cols.ratio {
-                        cells.push(Cell::Ratio(a.ratio_vs_baseline.get(r).copied().flatten()));
-                    }
-                    if cols.diff {
-                        cells.push(Cell::DiffNs(
-                            a.diff_vs_baseline_ns.get(r).copied().unwrap_or(0),
-                        ));
-                    }
-                }
-            }
-            Row::new(a.name.clone(), cells)
-        })
-        .collect();
-    TableRows {
-        columns,
-        name_col: 0,
-        rows,
-        selects_names: true,
-        total: None,
-    }
-}
-
-fn copy_table(c: &Comparison) -> TableRows {
-    let n = c.runs.len();
-    let columns = run_columns(
-        c,
-        vec![
-            ColumnSpec::new("Kind", "Direction of the copy, or set", 0.0),
-            ColumnSpec::new("Status", "Which runs have it (two runs: new / gone)", 110.0),
-        ],
-        &[
-            RunColumn::every("Count", "Copies in {run}", 70.0),
-            RunColumn::every("Bytes", "Bytes moved in {run}", 90.0),
-            RunColumn::every("Time", "Summed time in {run}", 90.0),
-            RunColumn::every("GB/s", "Bandwidth in {run}", 86.0),
-        ],
-    );
-    let rows = c
-        .copies
-        .iter()
-        .map(|a| {
-            let mut cells = vec![Cell::Text(a.name.clone()), Cell::Text(status(a, false))];
-            for r in 0..n {
-                let s = a.per_run.get(r).and_then(Option::as_ref);
-                cells.push(Cell::MaybeCount(s.map(|s| s.calls)));
-                cells.push(match s {
-                    Some(s) => Cell::Text(format_bytes(s.bytes)),
-                    None => Cell::Text("–".to_string()),
-                });
-                cells.push(Cell::MaybeDurationNs(s.map(|s| s.total_ns)));
-                cells.push(Cell::Gbps(s.map_or(0.0, |s| s.gbps)));
-            }
-            Row::new(a.name.clone(), cells)
-        })
-        .collect();
-    TableRows {
-        columns,
-        name_col: 0,
-        rows,
-        selects_names: false,
-        total: None,
-    }
-}
-
-fn op_table(c: &Comparison) -> TableRows {
-    let n = c.runs.len();
-    let columns = run_columns(
-        c,
-        vec![
-            ColumnSpec::new("Operator", "Framework operator", 0.0),
-            ColumnSpec::new("Status", "Which runs have it (two runs: new / gone)", 110.0),
-        ],
-        &[
-            RunColumn::every("Calls", "Calls in {run}", 70.0),
-            RunColumn::every(
-                "CPU total",
-                "CPU time including nested operators in {run}",
-                96.0,
-            ),
-            RunColumn::every("GPU", "GPU time of the work it launched in {run}", 92.0),
-            RunColumn::vs_baseline("×", "CPU total in {run} over the baseline's", 70.0),
-        ],
-    );
-    let rows = c
-        .ops
-        .iter()
-        .map(|a| {
-            let mut cells = vec![Cell::Text(a.name.clone()), Cell::Text(status(a, false))];
-            for r in 0..n {
-                let s = a.per_run.get(r).and_then(Option::as_ref);
-                cells.push(Cell::MaybeCount(s.map(|s| s.calls)));
-                cells.push(Cell::MaybeDurationNs(s.map(|s| s.total_ns)));
-                cells.push(Cell::MaybeDurationNs(s.map(|s| s.gpu_ns)));
-                if r != c.baseline {
-                    cells.push(Cell::Ratio(a.ratio_vs_baseline.get(r).copied().flatten()));
-                }
-            }
-            Row::new(a.name.clone(), cells)
-        })
-        .collect();
-    TableRows {
-        columns,
-        name_col: 0,
-        rows,
-        selects_names: true,
-        total: None,
-    }
-}
-
 /// Draws the comparison: the per-run totals, the page tabs and the current page.
 pub fn compare_ui(ui: &mut Ui, state: &mut CompareState) {
     totals::totals_ui(ui, state);
@@ -578,13 +278,9 @@ pub fn compare_ui(ui: &mut Ui, state: &mut CompareState) {
         }
         if state.page == ComparePage::Kernels {
             ui.separator();
-            let k = &mut state.kernel_columns;
-            ui.checkbox(&mut k.total, "Total");
-            ui.checkbox(&mut k.calls, "Calls");
-            ui.checkbox(&mut k.avg, "Avg");
-            ui.checkbox(&mut k.share, "Share");
-            ui.checkbox(&mut k.ratio, "Ratio");
-            ui.checkbox(&mut k.diff, "Diff");
+            for toggle in KERNEL_RUN_COLUMNS {
+                ui.checkbox((toggle.shown)(&mut state.kernel_columns), toggle.label);
+            }
         }
         if state.page == ComparePage::Timelines {
             ui.separator();

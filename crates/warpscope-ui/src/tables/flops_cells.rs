@@ -1,137 +1,128 @@
-//! The FLOPs columns of the Kernels and CPU operators tables: FLOPs, achieved TFLOP/s, % of the
+//! The FLOPs figures of the Kernels and CPU operators tables: FLOPs, achieved TFLOP/s, % of the
 //! peak of its precision and arithmetic intensity, per name (`docs/flops.md`, sections 4 to 6),
-//! unknown figures `—` with why on hover.
+//! as cells; unknown figures `—` with why on hover. The columns themselves are entries of the
+//! tables' lists (`columns.rs`).
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use warpscope_core::analysis::flops::{
-    DevicePeaks, PeakOverride, WorkRow, attribute, device_peaks, kernel_rows, operator_rows,
+    PeakOverride, WorkRow, attribute, device_peaks, kernel_rows, operator_rows,
 };
 use warpscope_core::{Profile, TimeRange};
 
-use super::rows::{Cell, ColumnSpec, FigureUnit};
+use super::cell::{Cell, FigureUnit};
 use crate::flops::{format_flops, peak_text};
 
-/// The four columns, in order.
-pub(super) const FLOPS_COLUMNS: [ColumnSpec; 4] = [
-    ColumnSpec {
-        title: Cow::Borrowed("FLOPs"),
-        hint: Cow::Borrowed(
-            "Floating-point operations from the operators' recorded shapes, each piece of work \
-             counted once (docs/flops.md); a kernel gets its operator's, split by time. — : \
-             unknown (no shapes, or no formula)",
-        ),
-        width: 84.0,
-    },
-    ColumnSpec {
-        title: Cow::Borrowed("TFLOP/s"),
-        hint: Cow::Borrowed("Achieved: FLOPs over the GPU time of the calls with known FLOPs"),
-        width: 64.0,
-    },
-    ColumnSpec {
-        title: Cow::Borrowed("% of peak"),
-        hint: Cow::Borrowed(
-            "Achieved TFLOP/s over the GPU's dense peak at the precision of its kernels \
-             (hover a cell for the peak and its source)",
-        ),
-        width: 76.0,
-    },
-    ColumnSpec {
-        title: Cow::Borrowed("AI"),
-        hint: Cow::Borrowed(
-            "Arithmetic intensity: FLOPs per byte moved (inputs and outputs by dtype); \
-             compute-bound above the GPU's ridge (peak / bandwidth), memory-bound below",
-        ),
-        width: 52.0,
-    },
-];
+/// The tooltip of the FLOPs column.
+pub(super) const FLOPS_HINT: &str = "Floating-point operations from the operators' recorded \
+     shapes, each piece of work counted once (docs/flops.md); a kernel gets its operator's, split \
+     by time. — : unknown (no shapes, or no formula)";
+/// The tooltip of the TFLOP/s column.
+pub(super) const TFLOPS_HINT: &str =
+    "Achieved: FLOPs over the GPU time of the calls with known FLOPs";
+/// The tooltip of the % of peak column.
+pub(super) const PCT_HINT: &str = "Achieved TFLOP/s over the GPU's dense peak at the precision \
+     of its kernels (hover a cell for the peak and its source)";
+/// The tooltip of the AI column.
+pub(super) const AI_HINT: &str = "Arithmetic intensity: FLOPs per byte moved (inputs and \
+     outputs by dtype); compute-bound above the GPU's ridge (peak / bandwidth), memory-bound below";
 
-/// The FLOPs figures of every kernel or operator name over a range.
-pub(super) struct FlopsFigures {
-    rows: HashMap<String, WorkRow>,
-    peaks: HashMap<u32, DevicePeaks>,
+/// Why a figure is unknown, on hover.
+const UNKNOWN_WHY: &str = "unknown: no operator with known FLOPs owns it (no shapes recorded, no \
+     formula for it, or counted at an operator nested in it)";
+
+/// One kernel's or operator's FLOPs figures and the peak they are measured against.
+#[derive(Clone, Debug)]
+pub struct FlopsFigures {
+    /// The figures ([`warpscope_core::analysis::flops::operator_rows`] or `kernel_rows`).
+    pub row: WorkRow,
+    /// The peak at its precision on its GPU and where it comes from, for the tooltips.
+    pub peak: String,
 }
 
-impl FlopsFigures {
-    /// Per kernel name (`kernels`) or per operator name, from the profile's shapes.
-    pub(super) fn of(profile: &Profile, range: TimeRange, kernels: bool) -> Self {
-        let att = attribute(profile, range);
-        let peaks = device_peaks(profile, PeakOverride::default());
-        let rows = if kernels {
-            kernel_rows(profile, &att, &peaks)
-        } else {
-            operator_rows(profile, &att, &peaks)
-        };
-        Self {
-            rows: rows.into_iter().map(|r| (r.name.clone(), r)).collect(),
-            peaks: peaks.into_iter().collect(),
-        }
-    }
+/// The FLOPs figures of every kernel name (`kernels`) or operator name over `range`, by name.
+pub(super) fn figures_by_name(
+    profile: &Profile,
+    range: TimeRange,
+    kernels: bool,
+) -> HashMap<String, FlopsFigures> {
+    let att = attribute(profile, range);
+    let peaks = device_peaks(profile, PeakOverride::default());
+    let rows = if kernels {
+        kernel_rows(profile, &att, &peaks)
+    } else {
+        operator_rows(profile, &att, &peaks)
+    };
+    rows.into_iter()
+        .map(|row| {
+            let peak = peak_text(row.device.and_then(|d| peaks.get(&d)), row.precision);
+            (row.name.clone(), FlopsFigures { row, peak })
+        })
+        .collect()
+}
 
-    /// The four cells of `name`.
-    pub(super) fn cells(&self, name: &str) -> [Cell; 4] {
-        let Some(row) = self.rows.get(name) else {
-            let why = "unknown: no operator with known FLOPs owns it (no shapes recorded, no \
-                       formula for it, or counted at an operator nested in it)";
-            return [
-                FigureUnit::Flops,
-                FigureUnit::TflopsPerS,
-                FigureUnit::PctOfPeak,
-                FigureUnit::Intensity,
-            ]
-            .map(|unit| Cell::Figure {
-                value: None,
-                unit,
-                note: why.to_string(),
-            });
-        };
-        let r = &row.roofline;
-        let peak = peak_text(row.device.and_then(|d| self.peaks.get(&d)), row.precision);
-        #[allow(clippy::cast_precision_loss)]
-        let flops = row.flops.map(|f| f as f64);
-        let flops_note = match (row.flops, flops) {
-            (Some(f), Some(approx)) => {
-                format!(
-                    "{f} FLOPs ({}) in {} calls",
-                    format_flops(approx),
-                    row.calls
-                )
-            }
-            _ => "unknown: no call of it has shapes that fit a formula".to_string(),
-        };
-        let intensity_note = match (r.intensity, r.bound, row.bytes) {
-            (Some(i), Some(b), Some(bytes)) => format!(
-                "{i:.2} FLOP/byte over {bytes} bytes: {}-bound; {}",
-                b.as_str(),
-                peak
-            ),
-            (Some(i), None, Some(bytes)) => {
-                format!("{i:.2} FLOP/byte over {bytes} bytes; {peak}")
-            }
-            _ => "unknown: no bytes known for it".to_string(),
-        };
-        [
-            Cell::Figure {
-                value: flops,
-                unit: FigureUnit::Flops,
-                note: flops_note,
-            },
-            Cell::Figure {
-                value: r.tflops_per_s,
-                unit: FigureUnit::TflopsPerS,
-                note: format!("achieved TFLOP/s; {peak}"),
-            },
-            Cell::Figure {
-                value: r.pct_of_peak,
-                unit: FigureUnit::PctOfPeak,
-                note: peak,
-            },
-            Cell::Figure {
-                value: r.intensity,
-                unit: FigureUnit::Intensity,
-                note: intensity_note,
-            },
-        ]
+fn figure(value: Option<f64>, unit: FigureUnit, note: String) -> Cell {
+    Cell::Figure { value, unit, note }
+}
+
+/// The FLOPs cell.
+pub(super) fn flops_cell(f: Option<&FlopsFigures>) -> Cell {
+    let Some(f) = f else {
+        return figure(None, FigureUnit::Flops, UNKNOWN_WHY.to_string());
+    };
+    match f.row.flops {
+        Some(n) => {
+            #[allow(clippy::cast_precision_loss)]
+            let v = n as f64;
+            let note = format!("{n} FLOPs ({}) in {} calls", format_flops(v), f.row.calls);
+            figure(Some(v), FigureUnit::Flops, note)
+        }
+        None => figure(
+            None,
+            FigureUnit::Flops,
+            "unknown: no call of it has shapes that fit a formula".to_string(),
+        ),
     }
+}
+
+/// The achieved TFLOP/s cell.
+pub(super) fn tflops_cell(f: Option<&FlopsFigures>) -> Cell {
+    match f {
+        Some(f) => figure(
+            f.row.roofline.tflops_per_s,
+            FigureUnit::TflopsPerS,
+            format!("achieved TFLOP/s; {}", f.peak),
+        ),
+        None => figure(None, FigureUnit::TflopsPerS, UNKNOWN_WHY.to_string()),
+    }
+}
+
+/// The % of peak cell.
+pub(super) fn pct_of_peak_cell(f: Option<&FlopsFigures>) -> Cell {
+    match f {
+        Some(f) => figure(
+            f.row.roofline.pct_of_peak,
+            FigureUnit::PctOfPeak,
+            f.peak.clone(),
+        ),
+        None => figure(None, FigureUnit::PctOfPeak, UNKNOWN_WHY.to_string()),
+    }
+}
+
+/// The arithmetic intensity cell.
+pub(super) fn intensity_cell(f: Option<&FlopsFigures>) -> Cell {
+    let Some(f) = f else {
+        return figure(None, FigureUnit::Intensity, UNKNOWN_WHY.to_string());
+    };
+    let r = &f.row.roofline;
+    let note = match (r.intensity, r.bound, f.row.bytes) {
+        (Some(i), Some(b), Some(bytes)) => format!(
+            "{i:.2} FLOP/byte over {bytes} bytes: {}-bound; {}",
+            b.as_str(),
+            f.peak
+        ),
+        (Some(i), None, Some(bytes)) => format!("{i:.2} FLOP/byte over {bytes} bytes; {}", f.peak),
+        _ => "unknown: no bytes known for it".to_string(),
+    };
+    figure(r.intensity, FigureUnit::Intensity, note)
 }

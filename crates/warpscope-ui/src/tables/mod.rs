@@ -16,10 +16,17 @@ use warpscope_core::{Profile, TimeRange};
 use crate::activity_index::activity_index;
 use crate::{ProfileKey, Selection};
 
+mod cell;
+mod columns;
 mod flops_cells;
 mod rows;
 
-pub use rows::{Cell, ColumnSpec, FigureUnit, Row, TableRows, format_bytes};
+pub use cell::{Cell, FigureUnit, format_bytes};
+pub use columns::{
+    ACTIVITY_COLUMNS, API_COLUMNS, COPY_COLUMNS, KERNEL_COLUMNS, KernelEntry, OP_COLUMNS, OpEntry,
+};
+pub use flops_cells::FlopsFigures;
+pub use rows::{ColumnDef, ColumnSpec, Row, TableRows, cells_of, name_column};
 
 /// Which of the five tables is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

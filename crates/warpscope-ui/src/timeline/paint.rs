@@ -13,6 +13,54 @@ use crate::colors::{copy_color, kernel_color, kind_color};
 
 use super::view::Viewport;
 
+/// The timeline's colours and fonts in the current theme.
+#[derive(Clone, Debug)]
+pub struct Palette {
+    /// Dark theme.
+    pub dark: bool,
+    /// Background of the lanes.
+    pub bg: Color32,
+    /// Text.
+    pub text: Color32,
+    /// Weak text (axis ticks, the visible span).
+    pub weak: Color32,
+    /// Grid lines and separators.
+    pub grid: Color32,
+    /// Lane names, event names and tick labels.
+    pub small: FontId,
+    /// Group headers and the range label.
+    pub bold: FontId,
+}
+
+impl Palette {
+    /// The palette for `visuals`.
+    pub fn of(visuals: &egui::Visuals) -> Self {
+        let dark = visuals.dark_mode;
+        Self {
+            dark,
+            bg: if dark {
+                Color32::from_gray(24)
+            } else {
+                Color32::from_gray(250)
+            },
+            text: visuals.text_color(),
+            weak: visuals.weak_text_color(),
+            grid: if dark {
+                Color32::from_white_alpha(14)
+            } else {
+                Color32::from_black_alpha(16)
+            },
+            small: FontId::proportional(11.5),
+            bold: FontId::proportional(12.5),
+        }
+    }
+
+    /// A grey of `dark` in the dark theme and `light` in the light one.
+    pub fn gray(&self, dark: u8, light: u8) -> Color32 {
+        Color32::from_gray(if self.dark { dark } else { light })
+    }
+}
+
 /// Events narrower than this (in points) are folded with their neighbours.
 pub const MIN_BOX_PX: f32 = 3.0;
 /// Boxes at least this wide get their name (or count) written inside.

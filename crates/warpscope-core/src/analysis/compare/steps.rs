@@ -6,6 +6,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use crate::model::{EventKind, Profile};
+use crate::names::is_step_name;
 use crate::time::TimeRange;
 
 /// Where the steps of a run were found.
@@ -39,26 +40,6 @@ pub struct StepStats {
     pub last_end_ns: i64,
     /// Wall time from the start of the first step to the end of the last.
     pub span_ns: i64,
-}
-
-/// True for names that look like a training step or iteration: `ProfilerStep#3`, `step`,
-/// `Step 12`, `train_step`, `train-step#4`, `iteration 7`, `iter:2` (case-insensitive).
-pub fn is_step_name(name: &str) -> bool {
-    if name.starts_with("ProfilerStep#") {
-        return true;
-    }
-    let lower = name.trim().to_ascii_lowercase();
-    let rest = lower
-        .strip_prefix("train")
-        .map_or(lower.as_str(), |r| r.trim_start_matches(['_', '-', ' ']));
-    let Some(rest) = ["iteration", "iter", "step"]
-        .iter()
-        .find_map(|word| rest.strip_prefix(word))
-    else {
-        return false;
-    };
-    let number = rest.trim_start_matches(['_', '-', ' ', '#', ':', '=']);
-    number.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The steps of a profile: `ProfilerStep#N` ranges on CPU tracks when there are any (a step
@@ -217,31 +198,6 @@ mod tests {
     use super::*;
     use crate::builder::ProfileBuilder;
     use crate::model::{Format, GpuLane, TraceId, TrackKey};
-
-    #[test]
-    fn step_names() {
-        for yes in [
-            "ProfilerStep#3",
-            "step",
-            "Step 12",
-            "train_step",
-            "train-step#4",
-            "iteration 7",
-            "iter:2",
-            "STEP_5",
-        ] {
-            assert!(is_step_name(yes), "{yes}");
-        }
-        for no in [
-            "Optimizer.step#SGD.step",
-            "stepper",
-            "aten::mm",
-            "step 3 forward",
-            "",
-        ] {
-            assert!(!is_step_name(no), "{no}");
-        }
-    }
 
     fn thread(b: &mut ProfileBuilder, tid: i64) -> crate::builder::TrackId {
         b.track(TrackKey::Thread {

@@ -270,7 +270,7 @@ fn a_job_in_a_directory_opens_in_file_order_and_a_duplicate_rank_is_an_error() {
     let dir = std::env::temp_dir().join(format!("warpscope-fleet-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for (i, p) in job(3, 2, Plant::default()).iter().enumerate() {
-        crate::export::save_chrome_trace(p, &dir.join(format!("job_rank{i}.json"))).unwrap();
+        crate::write::save_chrome_trace(p, &dir.join(format!("job_rank{i}.json"))).unwrap();
     }
     std::fs::write(dir.join("notes.txt"), "not a trace").unwrap();
     let files = job_files(std::slice::from_ref(&dir)).unwrap();
@@ -307,7 +307,7 @@ fn ranks_of_job_saved_as(
     let dir = std::env::temp_dir().join(format!("warpscope-fleet-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for (name, p) in names.iter().zip(profiles) {
-        crate::export::save_chrome_trace(p, &dir.join(name)).unwrap();
+        crate::write::save_chrome_trace(p, &dir.join(name)).unwrap();
     }
     let files = job_files(std::slice::from_ref(&dir)).unwrap();
     let job = load_job(
@@ -441,7 +441,7 @@ fn a_rank_without_gpu_activity_is_left_out_of_the_median_compute() {
     assert_eq!((s.rank, s.extra_compute_ns), (1, 100_000));
     assert_eq!(
         s.reason,
-        "compute 100.00us (5.0%) above the median rank's 2.0000ms"
+        "compute 100.00µs (5.0%) above the median rank's 2.0000ms"
     );
 }
 

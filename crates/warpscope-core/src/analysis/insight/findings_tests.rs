@@ -263,11 +263,11 @@ fn a_blocking_sync_costs_the_idle_time_after_it() {
     assert_eq!(f.at_stake_basis, AtStakeBasis::Measured);
     assert!(
         f.message
-            .contains("`cudaStreamSynchronize` in `aten::item`, 9.8100us"),
+            .contains("`cudaStreamSynchronize` in `aten::item`, 9.8100µs"),
         "{}",
         f.message
     );
-    assert!(f.message.contains("then idled 20.010us"), "{}", f.message);
+    assert!(f.message.contains("then idled 20.010µs"), "{}", f.message);
     assert_eq!(f.events.len(), 1);
     check_time_at_stake(&ins);
 }
@@ -293,7 +293,7 @@ fn gpu_side_time_at_stake_counts_only_the_critical_path() {
     // Half of the 10 µs on the critical path, not half of all 20 µs.
     assert_eq!(f.time_ns, 5_000);
     assert_eq!(f.at_stake_basis, AtStakeBasis::Estimate);
-    assert!(f.message.contains("Only 10.000us"), "{}", f.message);
+    assert!(f.message.contains("Only 10.000µs"), "{}", f.message);
     check_time_at_stake(&ins);
 }
 

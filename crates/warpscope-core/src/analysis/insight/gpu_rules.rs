@@ -6,12 +6,12 @@
 
 use rustc_hash::FxHashMap;
 
-use super::findings::{
+use super::idle::DeviceChain;
+use super::rule::{
     Finding, LOW_OCCUPANCY_BELOW_PCT, LOW_OCCUPANCY_MIN_TIME_PCT, LOW_OCCUPANCY_TOP_KERNELS,
     NO_TENSOR_CORES_MIN_PCT, NO_TENSOR_CORES_SAVING, PAGEABLE_MIN_PCT, PINNED_SPEEDUP_ASSUMED,
     Rule, at_least,
 };
-use super::idle::DeviceChain;
 use super::tensor_cores::is_fp32_gemm_off_tensor_cores;
 use super::{Activity, Insights, longest_first};
 use crate::analysis::pct;

@@ -212,11 +212,11 @@ fn is_operator(kind: EventKind) -> bool {
 
 /// True for annotations that mark a training step or the profiler's own work
 /// (`ProfilerStep#3`, `train_step_12` and the other names of
-/// [`crate::analysis::compare::is_step_name`], `[pytorch|profiler|execution_trace|thread]`,
+/// [`crate::names::is_step_name`], `[pytorch|profiler|execution_trace|thread]`,
 /// `PyTorch Profiler (0)`): a thread inside one and no operator is between operators, so they
 /// never name the CPU work the GPU waited on.
 pub fn is_step_or_profiler_annotation(name: &str) -> bool {
-    crate::analysis::compare::is_step_name(name)
+    crate::names::is_step_name(name)
         || name.starts_with("[pytorch|profiler")
         || name.starts_with("PyTorch Profiler")
 }

@@ -14,19 +14,20 @@ pub mod intervals;
 mod kernels;
 mod launch;
 pub mod occupancy;
+mod rule;
 pub mod tensor_cores;
 #[cfg(test)]
 mod tests;
 
 pub use activity::{DeviceActivity, SpanTime, device_activity};
 pub use breakdown::DeviceBreakdown;
-pub use findings::{AtStakeBasis, Finding, Rule};
 pub use idle::{
     Gap, GapCause, HostWaitOp, IdleBreakdown, StreamIdle, is_blocking_sync,
     is_step_or_profiler_annotation,
 };
 pub use kernels::KernelInsight;
 pub use launch::LaunchStats;
+pub use rule::{AtStakeBasis, Finding, Rule};
 
 use rustc_hash::FxHashMap;
 use serde::Serialize;

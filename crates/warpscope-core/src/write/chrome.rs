@@ -1,4 +1,4 @@
-//! Chrome Trace Event Format export, shaped like a PyTorch profiler (Kineto) trace so that
+//! Chrome Trace Event Format writer, shaped like a PyTorch profiler (Kineto) trace so that
 //! warpscope's own importer ([`crate::import::chrome`]) maps every event back to the same model,
 //! and Perfetto and chrome://tracing show it.
 //!
@@ -47,7 +47,7 @@
 //!   the original tool, tool version, schema version, details (plus `original path` and
 //!   `original format`), labels, origin and warnings.
 //!
-//! # What a round trip (export, then import) keeps
+//! # What a round trip (write, then import) keeps
 //!
 //! Exactly, as the tests check on a profile with every kind of event and on every sample
 //! warpscope has (Kineto, TensorFlow, nvprof CSV, text and SQLite, Nsight Systems): every track
@@ -57,7 +57,7 @@
 //!
 //! Lost or changed, by nature of the format or of the importer:
 //! - Tracks without events, and the summary recorded in nvprof summary files (such a profile
-//!   has no events and exports as an empty trace).
+//!   has no events and is written as an empty trace).
 //! - Flows with an end on an async track are not written. Launch flows are rebuilt by the
 //!   importer from correlation ids when kernels carry them (in one id space: correlation ids of
 //!   several Nsight Systems processes can collide), and from the `ac2g` arrows otherwise.
@@ -80,7 +80,7 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use rustc_hash::FxHashSet;
 
-use super::ExportError;
+use super::WriteError;
 use crate::builder::enclosing_event;
 use crate::import::chrome::{LANE_ARG, gpu_lane, lane_text};
 use crate::model::{
@@ -96,7 +96,7 @@ const FLUSH_BYTES: usize = 1 << 16;
 /// Events are formatted one at a time into a small buffer that is handed to `out` every 64 KiB,
 /// so memory stays flat however many events there are; `out` is flushed at the end. Wrap a
 /// file in a [`BufWriter`] or use [`save_chrome_trace`].
-pub fn write_chrome_trace(profile: &Profile, out: &mut impl Write) -> Result<(), ExportError> {
+pub fn write_chrome_trace(profile: &Profile, out: &mut impl Write) -> Result<(), WriteError> {
     let mut w = TraceWriter {
         out,
         buf: Vec::with_capacity(FLUSH_BYTES + 4096),
@@ -121,8 +121,8 @@ pub fn write_chrome_trace(profile: &Profile, out: &mut impl Write) -> Result<(),
 /// Writes `profile` to `path` as Chrome trace JSON, gzip-compressed when the path ends in `.gz`,
 /// creating (or replacing) the file. Errors name the path; after one the file may be left
 /// partly written.
-pub fn save_chrome_trace(profile: &Profile, path: &Path) -> Result<(), ExportError> {
-    let with_path = |source| ExportError::Io {
+pub fn save_chrome_trace(profile: &Profile, path: &Path) -> Result<(), WriteError> {
+    let with_path = |source| WriteError::Io {
         path: path.to_path_buf(),
         source,
     };
@@ -142,8 +142,8 @@ pub fn save_chrome_trace(profile: &Profile, path: &Path) -> Result<(), ExportErr
     };
     let flushed = written.and_then(|()| Ok(out.flush()?));
     flushed.map_err(|e| match e {
-        ExportError::Write { source } => with_path(source),
-        other @ ExportError::Io { .. } => other,
+        WriteError::Write { source } => with_path(source),
+        other @ WriteError::Io { .. } => other,
     })
 }
 
@@ -278,7 +278,7 @@ struct TraceWriter<'w, W: Write> {
 
 impl<W: Write> TraceWriter<'_, W> {
     /// Hands the buffer to the writer once it is full.
-    fn maybe_flush(&mut self) -> Result<(), ExportError> {
+    fn maybe_flush(&mut self) -> Result<(), WriteError> {
         if self.buf.len() >= FLUSH_BYTES {
             self.out.write_all(&self.buf)?;
             self.buf.clear();
@@ -287,7 +287,7 @@ impl<W: Write> TraceWriter<'_, W> {
     }
 
     /// Starts a new element of `traceEvents` (after flushing a full buffer).
-    fn event(&mut self) -> Result<Obj<'_>, ExportError> {
+    fn event(&mut self) -> Result<Obj<'_>, WriteError> {
         self.maybe_flush()?;
         if !self.first_event {
             self.buf.push(b',');
@@ -297,7 +297,7 @@ impl<W: Write> TraceWriter<'_, W> {
         Ok(Obj::new(&mut self.buf))
     }
 
-    fn header(&mut self, p: &Profile) -> Result<(), ExportError> {
+    fn header(&mut self, p: &Profile) -> Result<(), WriteError> {
         self.buf
             .extend_from_slice(b"{\n\"schemaVersion\": 1,\n\"deviceProperties\": [");
         for (n, d) in p.devices.iter().enumerate() {
@@ -335,7 +335,7 @@ impl<W: Write> TraceWriter<'_, W> {
     }
 
     /// `process_name`, `thread_name` and `thread_sort_index` events.
-    fn metadata_events(&mut self, p: &Profile, ids: &[(Id, Id)]) -> Result<(), ExportError> {
+    fn metadata_events(&mut self, p: &Profile, ids: &[(Id, Id)]) -> Result<(), WriteError> {
         for (pid, name) in &p.process_names {
             let mut o = self.event()?;
             o.str("ph", "M");
@@ -384,7 +384,7 @@ impl<W: Write> TraceWriter<'_, W> {
         index: usize,
         track: &Track,
         (pid, tid): &(Id, Id),
-    ) -> Result<(), ExportError> {
+    ) -> Result<(), WriteError> {
         let ev = &track.events;
         if let TrackKey::Async { .. } = track.key {
             return self.async_events(p, index, track, pid);
@@ -478,7 +478,7 @@ impl<W: Write> TraceWriter<'_, W> {
         id: usize,
         track: &Track,
         pid: &Id,
-    ) -> Result<(), ExportError> {
+    ) -> Result<(), WriteError> {
         let ev = &track.events;
         for i in 0..ev.len() {
             let name = p.str(ev.name[i]);
@@ -502,7 +502,7 @@ impl<W: Write> TraceWriter<'_, W> {
         Ok(())
     }
 
-    fn counters(&mut self, p: &Profile) -> Result<(), ExportError> {
+    fn counters(&mut self, p: &Profile) -> Result<(), WriteError> {
         for c in &p.counters {
             for (&t, &v) in c.time_ns.iter().zip(&c.value) {
                 let mut o = self.event()?;
@@ -521,7 +521,7 @@ impl<W: Write> TraceWriter<'_, W> {
         Ok(())
     }
 
-    fn markers(&mut self, p: &Profile) -> Result<(), ExportError> {
+    fn markers(&mut self, p: &Profile) -> Result<(), WriteError> {
         for m in &p.markers {
             let mut o = self.event()?;
             o.str("ph", "i");
@@ -536,7 +536,7 @@ impl<W: Write> TraceWriter<'_, W> {
     /// Allocations, frees and failed allocations as Kineto's `[memory]` and `[OutOfMemory]`
     /// instants on the thread that made them, with the totals after each. A snapshot's
     /// segment and free-requested records have no Kineto form and are not written.
-    fn memory(&mut self, p: &Profile, ids: &[(Id, Id)]) -> Result<(), ExportError> {
+    fn memory(&mut self, p: &Profile, ids: &[(Id, Id)]) -> Result<(), WriteError> {
         let ev = &p.memory.events;
         let unknown = (Id::Int(0), Id::Int(0));
         for i in 0..ev.len() {
@@ -573,7 +573,7 @@ impl<W: Write> TraceWriter<'_, W> {
         Ok(())
     }
 
-    fn flows(&mut self, p: &Profile, ids: &[(Id, Id)]) -> Result<(), ExportError> {
+    fn flows(&mut self, p: &Profile, ids: &[(Id, Id)]) -> Result<(), WriteError> {
         for (n, f) in p.flows.iter().enumerate() {
             let ends = [(f.from, "s"), (f.to, "f")];
             let tracks = ends.map(|(e, _)| p.tracks.get(e.track as usize));

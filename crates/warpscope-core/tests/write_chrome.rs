@@ -1,8 +1,8 @@
-//! Round trips through the Chrome trace exporter: a profile is written with
-//! `export::save_chrome_trace`, read back with the ordinary importer (`import_file`), and
+//! Round trips through the Chrome trace writer: a profile is written with
+//! `write::save_chrome_trace`, read back with the ordinary importer (`import_file`), and
 //! compared with the original: tracks (key and name), events (start, duration, name, kind,
 //! depth), kernel/copy/API details, flows, counters, markers, devices, labels, source and
-//! warnings. What the format cannot keep is listed in `export::chrome`'s module docs; the
+//! warnings. What the format cannot keep is listed in `write::chrome`'s module docs; the
 //! comparison here allows exactly that and nothing else.
 //!
 //! Covers a profile built by hand with every event kind, every profile in `sample_profiles/`,
@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use warpscope_core::builder::ProfileBuilder;
-use warpscope_core::export::{ExportError, save_chrome_trace, write_chrome_trace};
 use warpscope_core::model::{
     ApiInfo, CopyInfo, CopyKind, CounterTrack, Device, DistributedInfo, EventKind, FlowKind,
     Format, GpuLane, KernelInfo, Marker, MemoryKind, Profile, TraceId, TrackKey,
 };
+use warpscope_core::write::{WriteError, save_chrome_trace, write_chrome_trace};
 use warpscope_core::{Progress, TimeRange, import_file};
 
 // ---------------------------------------------------------------------------------------------
@@ -33,7 +33,7 @@ static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
 fn fixture_dir(test: &str) -> PathBuf {
     let n = NEXT_DIR.fetch_add(1, Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!(
-        "warpscope-export-chrome-{}-{n}-{test}",
+        "warpscope-write-chrome-{}-{n}-{test}",
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&dir);
@@ -164,7 +164,7 @@ fn counters(p: &Profile) -> Vec<(String, String, Vec<i64>, Vec<u64>)> {
         .collect()
 }
 
-/// Compares `back` (exported and imported again) with `orig`, allowing only the documented
+/// Compares `back` (written and imported again) with `orig`, allowing only the documented
 /// losses. `what` names the profile in failure messages.
 fn assert_round_trip(orig: &Profile, back: &Profile, what: &str) {
     // Source: format and file facts are the new file's; the rest is carried.
@@ -810,7 +810,7 @@ fn writing_into_a_missing_directory_names_the_path() {
     let path = dir.join("no such dir").join("trace.json.gz");
     let err = save_chrome_trace(&everything_profile(), &path).unwrap_err();
     assert!(
-        matches!(&err, ExportError::Io { path: p, .. } if *p == path),
+        matches!(&err, WriteError::Io { path: p, .. } if *p == path),
         "{err:?}"
     );
     assert!(err.to_string().contains(&*path.to_string_lossy()), "{err}");
@@ -829,7 +829,7 @@ fn a_failing_writer_gives_a_write_error() {
         }
     }
     let err = write_chrome_trace(&everything_profile(), &mut Full).unwrap_err();
-    assert!(matches!(err, ExportError::Write { .. }));
+    assert!(matches!(err, WriteError::Write { .. }));
     assert!(err.to_string().contains("disk full"));
 }
 

@@ -1,4 +1,4 @@
-//! Exporters: write a [`Profile`](crate::Profile) in a format other tools read. One module per
+//! Writers: a [`Profile`](crate::Profile) written in a format other tools read. One module per
 //! format; today Chrome Trace Event Format JSON ([`chrome`]), which warpscope itself, Perfetto,
 //! chrome://tracing and the PyTorch profiler's tools open.
 
@@ -12,7 +12,7 @@ pub use chrome::{save_chrome_trace, write_chrome_trace};
 
 /// Why a profile could not be written.
 #[derive(Debug, thiserror::Error)]
-pub enum ExportError {
+pub enum WriteError {
     /// Writing to the caller's writer failed.
     #[error("cannot write the trace: {source}")]
     Write {
@@ -31,7 +31,7 @@ pub enum ExportError {
     },
 }
 
-impl From<io::Error> for ExportError {
+impl From<io::Error> for WriteError {
     fn from(source: io::Error) -> Self {
         Self::Write { source }
     }

@@ -9,7 +9,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Row;
 use warpscope_core::analysis::{ActivityKind, summary_report};
 use warpscope_core::{Progress, TimeRange, import_file};
-use warpscope_export::{RunMeta, TABLES, export_parquet, table_file};
+use warpscope_parquet::{RunMeta, TABLES, table_file, write_parquet};
 
 fn sample(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -58,7 +58,7 @@ fn add(t: &mut Totals, name: String, dur_ns: i64) {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("warpscope-export-{name}-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("warpscope-parquet-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
@@ -77,7 +77,7 @@ fn kernels_and_copies_read_back_give_the_summary_exactly() {
             rank: Some(3),
             world_size: Some(8),
         };
-        let written = export_parquet(&profile, meta, &out).unwrap();
+        let written = write_parquet(&profile, meta, &out).unwrap();
         assert_eq!(
             written.tables.iter().map(|t| t.0).collect::<Vec<_>>(),
             TABLES
@@ -165,10 +165,10 @@ fn an_unwritable_directory_is_named() {
         import_file(&sample("alexnet_b8.pt.trace.json.gz"), &Progress::default()).unwrap();
     let file = temp_dir("blocked");
     std::fs::write(&file, "a file where the directory should be").unwrap();
-    let err = export_parquet(&profile, RunMeta::default(), &file).unwrap_err();
+    let err = write_parquet(&profile, RunMeta::default(), &file).unwrap_err();
     assert!(err.to_string().contains("cannot write"), "{err}");
     assert!(
-        err.to_string().contains("warpscope-export-blocked"),
+        err.to_string().contains("warpscope-parquet-blocked"),
         "{err}"
     );
     std::fs::remove_file(&file).unwrap();
@@ -200,7 +200,7 @@ fn a_large_table_is_written_in_row_groups_of_131072_rows_and_read_back_whole() {
         rank: None,
         world_size: None,
     };
-    let written = export_parquet(&profile, meta, &dir).unwrap();
+    let written = write_parquet(&profile, meta, &dir).unwrap();
     assert_eq!(written.tables[0].2, 300_000);
     let reader = SerializedFileReader::try_from(table_file(&dir, "events", 0).as_path()).unwrap();
     let groups: Vec<i64> = reader
@@ -244,7 +244,7 @@ fn the_memory_table_has_every_record_and_gives_the_memory_report() {
     let name = "resnet50_b32_bf16_mem_flops.pt.trace.json.gz";
     let profile = import_file(&sample(name), &Progress::default()).unwrap();
     let out = temp_dir("memory");
-    let written = export_parquet(&profile, RunMeta::default(), &out).unwrap();
+    let written = write_parquet(&profile, RunMeta::default(), &out).unwrap();
     let n = profile.memory.events.len();
     assert!(n > 0);
     assert!(
@@ -340,7 +340,7 @@ fn a_profile_without_memory_records_writes_an_empty_memory_table() {
         import_file(&sample("alexnet_b8.pt.trace.json.gz"), &Progress::default()).unwrap();
     assert!(profile.memory.events.is_empty());
     let out = temp_dir("nomemory");
-    export_parquet(&profile, RunMeta::default(), &out).unwrap();
+    write_parquet(&profile, RunMeta::default(), &out).unwrap();
     let reader = SerializedFileReader::try_from(table_file(&out, "memory", 0).as_path()).unwrap();
     assert_eq!(reader.metadata().file_metadata().num_rows(), 0);
     let columns: Vec<&str> = reader

@@ -13,7 +13,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
-use crate::ExportError;
+use crate::ParquetError;
 
 /// Rows per row group: large enough for engines to scan fast (DuckDB's own groups are 122,880
 /// rows), small enough to bound what the writer and a reader hold at once (about 400 bytes per
@@ -61,7 +61,7 @@ pub(crate) struct Table {
     /// The file, once the first row group is written.
     writer: Option<SerializedFileWriter<File>>,
     /// The first write that failed; later rows are dropped and [`Table::finish`] returns it.
-    error: Option<ExportError>,
+    error: Option<ParquetError>,
 }
 
 /// A column of a [`Table`], by position.
@@ -195,7 +195,7 @@ impl Table {
     /// # Errors
     ///
     /// The first write that failed, naming the file.
-    pub fn finish(mut self) -> Result<PathBuf, ExportError> {
+    pub fn finish(mut self) -> Result<PathBuf, ParquetError> {
         if self.held > 0 || self.rows == 0 {
             self.write_held();
         }
@@ -203,7 +203,7 @@ impl Table {
             return Err(e);
         }
         if let Some(writer) = self.writer.take() {
-            writer.close().map_err(|source| ExportError::Parquet {
+            writer.close().map_err(|source| ParquetError::Writer {
                 path: self.path.clone(),
                 source,
             })?;
@@ -231,9 +231,9 @@ impl Table {
         self.held = 0;
     }
 
-    fn try_write_held(&mut self) -> Result<(), ExportError> {
+    fn try_write_held(&mut self) -> Result<(), ParquetError> {
         let path = &self.path;
-        let err = |source| ExportError::Parquet {
+        let err = |source| ParquetError::Writer {
             path: path.clone(),
             source,
         };
@@ -264,17 +264,17 @@ impl Table {
 }
 
 /// Creates `path` (and its directory) as a Parquet file of `schema`.
-fn open(path: &Path, schema: &str) -> Result<SerializedFileWriter<File>, ExportError> {
-    let err = |source| ExportError::Parquet {
+fn open(path: &Path, schema: &str) -> Result<SerializedFileWriter<File>, ParquetError> {
+    let err = |source| ParquetError::Writer {
         path: path.to_path_buf(),
         source,
     };
-    let io = |source| ExportError::Io {
+    let io = |source| ParquetError::Io {
         path: path.to_path_buf(),
         source,
     };
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| ExportError::Io {
+        std::fs::create_dir_all(dir).map_err(|source| ParquetError::Io {
             path: dir.to_path_buf(),
             source,
         })?;

@@ -13,9 +13,9 @@ pub use tables::TABLES;
 
 use warpscope_core::Profile;
 
-/// Why an export failed.
+/// Why writing the Parquet tables failed.
 #[derive(Debug, thiserror::Error)]
-pub enum ExportError {
+pub enum ParquetError {
     /// A directory or file could not be created or written.
     #[error("{path}: cannot write: {source}")]
     Io {
@@ -27,7 +27,7 @@ pub enum ExportError {
     },
     /// The Parquet writer failed.
     #[error("{path}: cannot write Parquet: {source}")]
-    Parquet {
+    Writer {
         /// The file.
         path: PathBuf,
         /// The writer's error.
@@ -64,12 +64,12 @@ pub fn table_file(out_dir: &Path, table: &str, run: i32) -> PathBuf {
 ///
 /// # Errors
 ///
-/// [`ExportError`] naming the directory or file that could not be written.
-pub fn export_parquet(
+/// [`ParquetError`] naming the directory or file that could not be written.
+pub fn write_parquet(
     profile: &Profile,
     meta: RunMeta,
     out_dir: &Path,
-) -> Result<Written, ExportError> {
+) -> Result<Written, ParquetError> {
     let mut written = Vec::new();
     for (name, table) in tables::build(profile, meta, out_dir) {
         let rows = table.rows();
