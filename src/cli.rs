@@ -39,6 +39,10 @@ pub struct Cli {
     /// profile's timeline.
     #[arg(long, conflicts_with = "insights")]
     memory: bool,
+    /// Show the Roofline view (each operator's achieved TFLOP/s against its FLOPs per byte,
+    /// under the GPU's ceilings) below each profile's timeline.
+    #[arg(long, conflicts_with_all = ["insights", "memory"])]
+    roofline: bool,
     /// Render the main view with FILE... loaded into this PNG, then exit (for docs and CI).
     #[arg(long, value_name = "OUT.png")]
     screenshot: Option<PathBuf>,
@@ -634,6 +638,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 renderer: cli.renderer,
                 insights: cli.insights,
                 memory: cli.memory,
+                roofline: cli.roofline,
             });
         }
     }

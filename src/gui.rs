@@ -35,6 +35,8 @@ pub struct GuiOptions {
     pub insights: bool,
     /// Show the Memory panel below each profile's timeline.
     pub memory: bool,
+    /// Show the Roofline view below each profile's timeline.
+    pub roofline: bool,
 }
 
 /// What the adapter selector says when it finds only software renderers.
@@ -104,6 +106,7 @@ fn run_with(
     let compare = opts.compare;
     let insights = opts.insights;
     let memory = opts.memory;
+    let roofline = opts.roofline;
     eframe::run_native(
         "warpscope",
         native_options(opts, renderer, hardware_only),
@@ -112,6 +115,7 @@ fn run_with(
             app.compare_when_loaded = compare;
             app.open_insights = insights;
             app.open_memory = memory;
+            app.open_roofline = roofline;
             Ok(Box::new(app))
         }),
     )?;

@@ -1066,6 +1066,51 @@ fn the_memory_panel_of_a_profile_without_memory_says_how_to_record_it() {
     h.get_by_label_contains("profile_memory=True");
 }
 
+/// The Roofline view below the timeline: the operators on the H200's roofline; a click on a
+/// point selects that operator on the timeline and in the tables.
+#[test]
+fn the_roofline_view_selects_the_operator_clicked() {
+    let mut h = opened("resnet50_b32_fp32_mem_flops.pt.trace.json.gz");
+    h.get_by_label("Roofline").click();
+    h.run_steps(3);
+    assert_eq!(h.state().tabs[0].bottom, BottomView::Roofline);
+    h.get_by_label_contains("ceilings of GPU 0 · NVIDIA H200");
+    let point = h.state().tabs[0]
+        .roofline
+        .points()
+        .iter()
+        .find(|p| p.name == "aten::convolution_backward")
+        .cloned()
+        .expect("convolution_backward is on the plot");
+    h.hover_at(point.pos);
+    h.step();
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos: point.pos,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+    }
+    h.run_steps(3);
+    let tab = &h.state().tabs[0];
+    let ev = tab.selection.event.expect("its longest call is selected");
+    let track = &tab.profile.tracks[ev.track as usize];
+    assert_eq!(
+        tab.profile.str(track.events.name[ev.index as usize]),
+        "aten::convolution_backward"
+    );
+    // The tables follow: the CPU operators table highlights its row.
+    h.get_by_label("Tables").click();
+    h.run_steps(3);
+    h.get_by_label("CPU operators").click();
+    h.run_steps(3);
+    assert_eq!(
+        h.state().tabs[0].tables.selected_row(),
+        Some("aten::convolution_backward")
+    );
+}
+
 /// Files opened together get their tabs in the order given, whatever order they finish loading
 /// in; comparing them puts the runs in the order of the batch size, batch=8 the baseline.
 #[test]

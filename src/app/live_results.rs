@@ -8,6 +8,8 @@ use egui::Color32;
 use egui_plot::{Legend, Line, Plot, Points};
 use warpscope_live::{LiveRun, PointResult, Target, format_size};
 
+use warpscope_ui::log_plot::{decade_tick, decades, hover_label, roof_points};
+
 use super::live_source::ERROR;
 
 /// The results of a live run: a row per point, then time against size on log-log axes, one line
@@ -186,20 +188,6 @@ fn plots_column_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
     }
 }
 
-/// A tick of a log-10 axis: whole decades only (`0.01`, `1`, `1000`, `1e4`).
-fn decade_tick(exponent: f64) -> String {
-    if (exponent - exponent.round()).abs() > 1e-6 {
-        return String::new();
-    }
-    let e = exponent.round() as i32;
-    match e {
-        4.. => format!("1e{e}"),
-        0.. => format!("{}", 10i64.pow(e as u32)),
-        -3.. => format!("{}", 10f64.powi(e)),
-        _ => format!("1e{e}"),
-    }
-}
-
 /// A tick of a log-2 axis of threads per block: whole powers only (32, 64, ...).
 fn block_tick(mark: egui_plot::GridMark, _: &std::ops::RangeInclusive<f64>) -> String {
     if (mark.value - mark.value.round()).abs() < 1e-6 {
@@ -249,8 +237,6 @@ fn roofline_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
             maths.push(r.math);
         }
     }
-    // A grid line and a label at every decade of both axes.
-    let decades = || egui_plot::uniform_grid_spacer(|_| [1.0, 1.0, 1.0]);
     Plot::new("live_roofline_plot")
         .height(height)
         .x_grid_spacer(decades())
@@ -274,17 +260,10 @@ fn roofline_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
                 .fold((f64::INFINITY, 0f64), |(a, b), r| (a.min(r), b.max(r)));
             let (x0, x1) = (lo.min(ridges.0) / 10.0, hi.max(ridges.1) * 4.0);
             for (i, math) in maths.iter().enumerate() {
-                let (Some(compute), Some(ridge)) = (run.peaks.compute(*math), run.ridge(*math))
-                else {
+                let Some(compute) = run.peaks.compute(*math) else {
                     continue;
                 };
-                let roof: Vec<[f64; 2]> = [x0, ridge.clamp(x0, x1), x1]
-                    .iter()
-                    .map(|&x| {
-                        let (y, _) = warpscope_live::roof(x, bw, compute);
-                        [x.log10(), (y * 1e-9).log10()]
-                    })
-                    .collect();
+                let roof = roof_points(x0, x1, bw, compute, 1e-9);
                 plot.line(
                     Line::new(
                         format!("roof {} ({:.0} GFLOP/s)", math.as_str(), compute * 1e-9),
@@ -472,54 +451,9 @@ fn results_plot_ui(ui: &mut egui::Ui, run: &LiveRun, height: f32) {
         });
 }
 
-/// The hover label of a plot with log axes: the nearest series' name over `text` of the point
-/// under the cursor, in the axes' own units (10^x, 10^y).
-fn hover_label(
-    hover: &egui_plot::HoverPosition<'_>,
-    text: impl Fn(f64, f64) -> String,
-) -> Option<String> {
-    let (name, point) = match hover {
-        egui_plot::HoverPosition::NearDataPoint {
-            plot_name,
-            position,
-            ..
-        } => (*plot_name, position),
-        egui_plot::HoverPosition::Elsewhere { position } => ("", position),
-    };
-    Some(format!(
-        "{name}\n{}",
-        text(10f64.powf(point.x), 10f64.powf(point.y))
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hover_labels_name_the_series_and_the_point() {
-        let near = egui_plot::HoverPosition::NearDataPoint {
-            plot_name: "saxpy",
-            position: egui_plot::PlotPoint::new(0.0, 3.0),
-            index: 0,
-        };
-        let text = |x: f64, y: f64| format!("{x:.0} / {y:.0}");
-        assert_eq!(hover_label(&near, text).unwrap(), "saxpy\n1 / 1000");
-        let elsewhere = egui_plot::HoverPosition::Elsewhere {
-            position: egui_plot::PlotPoint::new(1.0, 2.0),
-        };
-        assert_eq!(hover_label(&elsewhere, text).unwrap(), "\n10 / 100");
-    }
-
-    #[test]
-    fn decade_ticks_are_short() {
-        assert_eq!(decade_tick(-2.0), "0.01");
-        assert_eq!(decade_tick(0.0), "1");
-        assert_eq!(decade_tick(3.0), "1000");
-        assert_eq!(decade_tick(6.0), "1e6");
-        assert_eq!(decade_tick(-5.0), "1e-5");
-        assert_eq!(decade_tick(1.5), "");
-    }
 
     #[test]
     fn time_ticks_have_one_precision() {

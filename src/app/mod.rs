@@ -90,6 +90,8 @@ pub struct WarpscopeApp {
     pub open_insights: bool,
     /// Show the Memory panel below the timeline of each profile that opens (`--memory`).
     pub open_memory: bool,
+    /// Show the Roofline view below the timeline of each profile that opens (`--roofline`).
+    pub open_roofline: bool,
     group: Option<Group>,
     compare_dialog: Option<CompareDialog>,
     /// Files that could not be opened, as messages naming the file and the problem.
@@ -144,6 +146,7 @@ impl WarpscopeApp {
             compare_when_loaded: false,
             open_insights: false,
             open_memory: false,
+            open_roofline: false,
             group: None,
             compare_dialog: None,
             errors: Vec::new(),
@@ -295,6 +298,9 @@ impl WarpscopeApp {
                     }
                     if self.open_memory && tab.live.is_none() {
                         tab.bottom = BottomView::Memory;
+                    }
+                    if self.open_roofline && tab.live.is_none() {
+                        tab.bottom = BottomView::Roofline;
                     }
                     let mut at = self.tabs.len();
                     if let Some(g) = &mut self.group

@@ -1,4 +1,5 @@
-//! One open profile as a tab: its timeline above; below it the tables, the Insights panel, a
+//! One open profile as a tab: its timeline above; below it the tables, the Insights, Memory or
+//! Roofline panel, a
 //! live run's results or a job's rank × step map, with the selected event's details beside.
 
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use warpscope_ui::fleet::{FleetState, fleet_ui};
 use warpscope_ui::insights::{InsightsState, insights_ui};
 use warpscope_ui::memory::{MemoryState, memory_ui};
 use warpscope_ui::range_stats::range_stats_ui;
+use warpscope_ui::roofline::{RooflineState, roofline_ui};
 use warpscope_ui::tables::{TablesState, tables_ui};
 use warpscope_ui::timeline::{TimelineState, selected_event_ui, timeline_ui};
 use warpscope_ui::warnings::import_warnings_ui;
@@ -36,6 +38,8 @@ pub struct Tab {
     pub insights: InsightsState,
     /// The Memory panel's state.
     pub memory: MemoryState,
+    /// The Roofline view's state.
+    pub roofline: RooflineState,
     /// For a job opened as a directory: the cross-rank analysis of its ranks.
     pub job: Option<Arc<FleetReport>>,
     /// The job view's state.
@@ -81,6 +85,8 @@ pub enum BottomView {
     Insights,
     /// Where the memory goes: peaks, what was live then, allocating operators.
     Memory,
+    /// How close to the hardware: the operators on the device's roofline.
+    Roofline,
     /// The results of a live run.
     Live,
     /// A job's rank × step map and stragglers.
@@ -99,6 +105,7 @@ impl Tab {
             },
             insights: InsightsState::default(),
             memory: MemoryState::default(),
+            roofline: RooflineState::default(),
             live,
             profile: Arc::new(profile),
             timeline,
@@ -143,7 +150,7 @@ impl Tab {
         let available = ui.available_height();
         let least = if matches!(
             tab.bottom,
-            BottomView::Insights | BottomView::Job | BottomView::Memory
+            BottomView::Insights | BottomView::Job | BottomView::Memory | BottomView::Roofline
         ) {
             0.5
         } else {
@@ -181,6 +188,11 @@ impl Tab {
                                 "Where the memory goes: peaks, what was live at the peak, the \
                                  operators that allocate most",
                             );
+                        ui.selectable_value(&mut tab.bottom, BottomView::Roofline, "Roofline")
+                            .on_hover_text(
+                                "How close to the hardware: each operator's achieved TFLOP/s \
+                                 against its FLOPs per byte, under the GPU's ceilings",
+                            );
                     });
                     match (tab.bottom, &tab.live) {
                         (BottomView::Live, Some(run)) => live_results_ui(ui, run),
@@ -195,6 +207,16 @@ impl Tab {
                                 ui,
                                 &profile,
                                 &mut tab.memory,
+                                &mut tab.timeline,
+                                &mut tab.selection,
+                            );
+                        }
+                        (BottomView::Roofline, _) => {
+                            range_stats_ui(ui, &profile, &mut tab.selection);
+                            roofline_ui(
+                                ui,
+                                &profile,
+                                &mut tab.roofline,
                                 &mut tab.timeline,
                                 &mut tab.selection,
                             );

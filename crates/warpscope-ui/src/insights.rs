@@ -13,10 +13,13 @@ use warpscope_core::model::EventRef;
 use warpscope_core::names::short_name;
 use warpscope_core::{Profile, TimeRange};
 
+use crate::flops::FlopsCache;
 use crate::timeline::TimelineState;
 use crate::timeline::layout::device_title;
 use crate::timeline::utilisation::{BUSY, HOST_WAIT, KERNEL_WAIT, OTHER_IDLE};
 use crate::{ProfileKey, Selection};
+
+mod mfu;
 
 /// Colour of communication time.
 const COMM: Color32 = Color32::from_rgb(0xa0, 0x6c, 0xd5);
@@ -31,6 +34,7 @@ type AnalysisKey = (ProfileKey, TimeRange);
 pub struct InsightsState {
     key: Option<AnalysisKey>,
     insights: Option<Insights>,
+    flops: FlopsCache,
     computations: u64,
     /// A range that changed and when (egui time, s): it is analysed once it has held still for
     /// [`SETTLE_S`], so dragging a range does not re-run the whole analysis every frame.
@@ -44,6 +48,11 @@ impl InsightsState {
     /// The insights on display, once computed.
     pub fn insights(&self) -> Option<&Insights> {
         self.insights.as_ref()
+    }
+
+    /// The FLOPs analysis on display (MFU), once computed.
+    pub fn flops(&self) -> Option<&warpscope_core::analysis::flops::FlopsReport> {
+        self.flops.report()
     }
 
     /// How many times the analysis ran (it runs again only when the range or profile changes).
@@ -78,6 +87,7 @@ impl InsightsState {
             return;
         }
         self.insights = Some(analyze(profile, range, &AnalyzeOptions::default()));
+        self.flops.get(profile, range);
         self.key = Some(key);
         self.pending = None;
         self.computations += 1;
@@ -141,6 +151,10 @@ pub fn insights_ui(
         .show(ui, |ui| {
             for d in &ins.devices {
                 device_ui(ui, profile, d);
+            }
+            if let Some(report) = state.flops.report() {
+                ui.add_space(6.0);
+                mfu::mfu_ui(ui, profile, report);
             }
             ui.add_space(6.0);
             ui.strong("Findings, largest time at stake first")

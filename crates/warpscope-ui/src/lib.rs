@@ -1,15 +1,18 @@
 //! warpscope-ui: the egui widgets of warpscope over a [`warpscope_core::Profile`]: the timeline,
-//! the ranked tables, the range statistics and the import warnings. No eframe and no file I/O here, so the widgets can
+//! the ranked tables, the Insights, Memory and Roofline panels, the range statistics and the import warnings. No eframe and no file I/O here, so the widgets can
 //! be driven by the app, by egui_kittest tests and by benchmarks alike.
 
 pub mod activity_index;
 pub mod colors;
 pub mod compare;
 pub mod fleet;
+pub mod flops;
 pub mod insights;
+pub mod log_plot;
 pub mod memory;
 pub mod memory_blocks;
 pub mod range_stats;
+pub mod roofline;
 pub mod tables;
 pub mod timeline;
 pub mod warnings;

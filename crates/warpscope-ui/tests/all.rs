@@ -8,6 +8,8 @@
 
 #[path = "compare.rs"]
 mod compare;
+#[path = "flops.rs"]
+mod flops;
 #[path = "insights.rs"]
 mod insights;
 #[path = "memory.rs"]

@@ -353,3 +353,47 @@ fn fp32_against_bf16_shows_the_memory_autocast_saves() {
     h.get_by_label("peak allocated");
     h.snapshot("compare_resnet50_memory_charts");
 }
+
+/// FP32 against bf16 autocast: the same model FLOPs (each convolution counted once, docs/flops.md),
+/// each run's MFU against the peak of its own precision and its model TFLOP/s in the totals, and
+/// an MFU bar per run in the charts.
+#[test]
+fn fp32_against_bf16_shows_mfu_and_tflops_per_run() {
+    let profiles = vec![
+        load("resnet50_b32_fp32_mem_flops.pt.trace.json.gz"),
+        load("resnet50_b32_bf16_mem_flops.pt.trace.json.gz"),
+    ];
+    let mut state = state_of(profiles);
+    let runs = &state.comparison.runs;
+    let fp32 = runs[0].flops.as_ref().unwrap();
+    let bf16 = runs[1].flops.as_ref().unwrap();
+    // The model FLOPs of scripts/flops_reference.py on the FP32 file.
+    assert_eq!(fp32.model_flops, 1_555_140_968_448);
+    assert_eq!(bf16.model_flops, fp32.model_flops);
+    state.page = ComparePage::Charts;
+    let h = harness(state);
+    // FP32: 1.555e12 FLOPs in the 82.984 ms window at the TF32 peak of 494.5 TFLOP/s.
+    h.get_by_label("MFU run 0: 3.8%");
+    h.get_by_label("TFLOP/s run 0: 18.74");
+    h.get_by_label_contains("MFU per run");
+    h.get_by_label_contains("#2 batch=32, precision=bf16: MFU ");
+}
+
+/// The AlexNet batch sweep: MFU against the batch, TFLOP/s on hover and in the legend.
+#[test]
+fn a_batch_sweep_charts_mfu_against_the_batch() {
+    let mut state = state_of(alexnet_sweep());
+    state.page = ComparePage::Charts;
+    let h = harness(state);
+    h.get_by_label_contains("MFU against batch");
+    let runs = &h.state().comparison.runs;
+    let mfu: Vec<f64> = runs
+        .iter()
+        .map(|r| r.flops.as_ref().and_then(|f| f.mfu).unwrap())
+        .collect();
+    // More work per launch: MFU grows with the batch.
+    assert!(mfu.windows(2).all(|w| w[0] < w[1]), "{mfu:?}");
+    for (r, run) in runs.iter().enumerate() {
+        h.get_by_label_contains(&format!("#{} {}: MFU ", r + 1, run.label));
+    }
+}

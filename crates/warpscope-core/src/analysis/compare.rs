@@ -10,11 +10,13 @@
 mod by_operator;
 mod labels;
 mod ranks;
+mod run_flops;
 mod steps;
 
 pub use by_operator::{NAMES_SHOWN, OperatorKernels, kernels_by_operator};
 pub use labels::{LabelParam, RunLabel, file_stem, parse_params};
 pub use ranks::{MergeError, is_nccl_kernel, merge_ranks, profile_rank, rank_shifts_ns};
+pub use run_flops::RunFlops;
 pub use steps::{StepSource, StepStats, detect_steps, step_numbers, step_range, step_ranges};
 
 use rustc_hash::FxHashMap;
@@ -104,6 +106,9 @@ pub struct RunSummary {
     pub peak_allocated_bytes: Option<i64>,
     /// The largest reserved-memory peak of any GPU.
     pub peak_reserved_bytes: Option<i64>,
+    /// Model FLOPs, TFLOP/s and MFU (`docs/flops.md`); `None` where no operator has known
+    /// FLOPs.
+    pub flops: Option<RunFlops>,
 }
 
 /// The insight figures of one run, summed over its devices ([`super::insight::analyze`]).
@@ -487,6 +492,7 @@ fn run_summary(
         why: RunWhy::of(profile),
         peak_allocated_bytes: gpu_peaks.iter().map(|p| p.peak_allocated_bytes).max(),
         peak_reserved_bytes: gpu_peaks.iter().map(|p| p.peak_reserved_bytes).max(),
+        flops: RunFlops::of(profile),
     }
 }
 

@@ -1,19 +1,20 @@
 //! The per-run totals of a comparison: GPU time and its ratio to the baseline, busy share, span,
 //! steps, time per step and per sample, NCCL time, and why the GPUs were not busy (host wait,
-//! Tensor Core share, the top finding of `docs/analysis.md`) and the peak memory
-//! (`docs/memory.md`).
+//! Tensor Core share, the top finding of `docs/analysis.md`), MFU and model TFLOP/s
+//! (`docs/flops.md`) and the peak memory (`docs/memory.md`).
 
 use crate::format_duration;
 use egui::{Role, Ui, WidgetInfo};
 use warpscope_core::units::format_bytes;
 
 use super::CompareState;
+use crate::flops::{UNKNOWN, format_tflops};
 
 pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
     let c = &state.comparison;
     egui::Grid::new("compare_totals")
         .striped(true)
-        .num_columns(15)
+        .num_columns(17)
         .spacing([18.0, 3.0])
         .show(ui, |ui| {
             for h in [
@@ -29,6 +30,8 @@ pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
                 "NCCL",
                 "Host wait",
                 "Tensor Cores",
+                "MFU",
+                "TFLOP/s",
                 "Peak alloc",
                 "Peak reserved",
                 "Top finding",
@@ -115,6 +118,23 @@ pub(super) fn totals_ui(ui: &mut Ui, state: &CompareState) {
                     ui,
                     why.map_or_else(|| "–".to_string(), |w| format!("{:.1}%", w.tensor_core_pct)),
                     "tensor cores",
+                );
+                // How close to the hardware (docs/flops.md): model FLOPs over time × peak, and
+                // the model TFLOP/s; unknown without shapes or for a GPU not in the peaks table.
+                let flops = run.flops.as_ref();
+                cell(
+                    ui,
+                    flops
+                        .and_then(|f| f.mfu)
+                        .map_or_else(|| UNKNOWN.to_string(), |m| format!("{:.1}%", m * 100.0)),
+                    "MFU",
+                );
+                cell(
+                    ui,
+                    flops
+                        .and_then(|f| f.tflops_per_s)
+                        .map_or_else(|| UNKNOWN.to_string(), format_tflops),
+                    "TFLOP/s",
                 );
                 let bytes = |b: Option<i64>| b.map_or_else(|| "–".to_string(), format_bytes);
                 cell(ui, bytes(run.peak_allocated_bytes), "peak allocated");

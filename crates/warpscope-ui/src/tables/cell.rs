@@ -29,8 +29,31 @@ pub enum Cell {
     MaybePercent(Option<f64>),
     /// Yes or nothing (runs on Tensor Cores).
     Flag(bool),
+    /// A FLOPs figure that may be unknown (`—`, never 0; sorted last either way), with what it
+    /// rests on, shown on hover.
+    Figure {
+        /// The value, in the figure's unit.
+        value: Option<f64>,
+        /// What the value is.
+        unit: FigureUnit,
+        /// The hover text: what the figure is, and the peak it is measured against.
+        note: String,
+    },
     /// Text (names, kinds).
     Text(String),
+}
+
+/// What a [`Cell::Figure`] holds (`docs/flops.md`, section 6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FigureUnit {
+    /// A FLOP count.
+    Flops,
+    /// Achieved TFLOP/s.
+    TflopsPerS,
+    /// A percentage of the peak.
+    PctOfPeak,
+    /// FLOPs per byte.
+    Intensity,
 }
 
 impl Cell {
@@ -54,8 +77,32 @@ impl Cell {
             Self::MaybePercent(None) => "–".to_string(),
             Self::Flag(true) => "yes".to_string(),
             Self::Flag(false) => String::new(),
+            Self::Figure { value: None, .. } => crate::flops::UNKNOWN.to_string(),
+            Self::Figure {
+                value: Some(v),
+                unit,
+                ..
+            } => match unit {
+                FigureUnit::Flops => crate::flops::format_flops(*v),
+                FigureUnit::TflopsPerS => crate::flops::format_tflops(*v),
+                FigureUnit::PctOfPeak => format!("{v:.1}%"),
+                FigureUnit::Intensity => format!("{v:.2}"),
+            },
             Self::Text(s) => s.clone(),
         }
+    }
+
+    /// What hovering the cell tells beyond its text, if anything.
+    pub fn note(&self) -> Option<&str> {
+        match self {
+            Self::Figure { note, .. } if !note.is_empty() => Some(note),
+            _ => None,
+        }
+    }
+
+    /// True for a figure that is unknown: such cells sort last whichever the direction.
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Self::Figure { value: None, .. })
     }
 
     /// True for numbers (right-aligned, monospace).
@@ -81,6 +128,10 @@ impl Cell {
                 _ => a.is_some().cmp(&b.is_some()),
             },
             (Self::Flag(a), Self::Flag(b)) => a.cmp(b),
+            (Self::Figure { value: a, .. }, Self::Figure { value: b, .. }) => match (a, b) {
+                (Some(x), Some(y)) => x.total_cmp(y),
+                _ => a.is_some().cmp(&b.is_some()),
+            },
             (Self::Text(a), Self::Text(b)) => a.to_lowercase().cmp(&b.to_lowercase()),
             _ => Ordering::Equal,
         }

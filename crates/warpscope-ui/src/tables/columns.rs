@@ -10,6 +10,10 @@ use warpscope_core::analysis::range_index::ActivityIndex;
 use warpscope_core::analysis::{self, ActivityKind, ActivityRow, ApiRow, CopyRow, OpRow};
 use warpscope_core::{Profile, TimeRange};
 
+use super::flops_cells::{
+    AI_HINT, FLOPS_HINT, FlopsFigures, PCT_HINT, TFLOPS_HINT, figures_by_name, flops_cell,
+    intensity_cell, pct_of_peak_cell, tflops_cell,
+};
 use super::{Cell, ColumnDef, TableKind, TableRows};
 
 /// The columns of the GPU activities table (kernels, copies and sets, as nvprof prints them).
@@ -51,6 +55,8 @@ pub struct KernelEntry {
     pub insight: Option<KernelInsight>,
     /// Share of all kernel time in the range, in percent.
     pub share_pct: f64,
+    /// Its FLOPs figures (its operators' split by time); `None` when unknown.
+    pub flops: Option<FlopsFigures>,
 }
 
 /// The columns of the Kernels table.
@@ -103,6 +109,14 @@ pub const KERNEL_COLUMNS: &[ColumnDef<KernelEntry>] = &[
     ColumnDef::new("Delay p95", "95th-percentile launch delay", 86.0, |k| {
         Cell::MaybeDurationNs(k.insight.as_ref().and_then(|i| i.launch_delay_p95_ns))
     }),
+    ColumnDef::new("FLOPs", FLOPS_HINT, 84.0, |k| flops_cell(k.flops.as_ref())),
+    ColumnDef::new("TFLOP/s", TFLOPS_HINT, 64.0, |k| {
+        tflops_cell(k.flops.as_ref())
+    }),
+    ColumnDef::new("% of peak", PCT_HINT, 76.0, |k| {
+        pct_of_peak_cell(k.flops.as_ref())
+    }),
+    ColumnDef::new("AI", AI_HINT, 52.0, |k| intensity_cell(k.flops.as_ref())),
     ColumnDef::name("Name", "Kernel name", |k| {
         Cell::Text(k.activity.name.clone())
     }),
@@ -155,31 +169,51 @@ pub const API_COLUMNS: &[ColumnDef<ApiRow>] = &[
     }),
 ];
 
+/// A row of the CPU operators table: the operator's times and its FLOPs figures.
+#[derive(Clone, Debug)]
+pub struct OpEntry {
+    /// Calls, CPU and GPU times.
+    pub op: OpRow,
+    /// Its FLOPs figures; `None` when unknown (no shapes, no formula, or counted at an operator
+    /// nested in it).
+    pub flops: Option<FlopsFigures>,
+}
+
 /// The columns of the CPU operators table.
-pub const OP_COLUMNS: &[ColumnDef<OpRow>] = &[
-    ColumnDef::name("Name", "Operator", |r| Cell::Text(r.name.clone())),
-    ColumnDef::new("Calls", "Number of calls", 64.0, |r| Cell::Count(r.calls)),
+pub const OP_COLUMNS: &[ColumnDef<OpEntry>] = &[
+    ColumnDef::name("Name", "Operator", |r| Cell::Text(r.op.name.clone())),
+    ColumnDef::new("Calls", "Number of calls", 64.0, |r| {
+        Cell::Count(r.op.calls)
+    }),
     ColumnDef::new("Self CPU", "CPU time in the operator itself", 92.0, |r| {
-        Cell::DurationNs(r.self_ns)
+        Cell::DurationNs(r.op.self_ns)
     }),
     ColumnDef::new(
         "CPU total",
         "CPU time including nested operators",
         92.0,
-        |r| Cell::DurationNs(r.total_ns),
+        |r| Cell::DurationNs(r.op.total_ns),
     ),
     ColumnDef::new(
         "GPU self",
         "GPU time of work launched by the operator itself",
         92.0,
-        |r| Cell::DurationNs(r.gpu_self_ns),
+        |r| Cell::DurationNs(r.op.gpu_self_ns),
     ),
     ColumnDef::new(
         "GPU total",
         "GPU time of work launched by it or nested operators",
         92.0,
-        |r| Cell::DurationNs(r.gpu_ns),
+        |r| Cell::DurationNs(r.op.gpu_ns),
     ),
+    ColumnDef::new("FLOPs", FLOPS_HINT, 84.0, |r| flops_cell(r.flops.as_ref())),
+    ColumnDef::new("TFLOP/s", TFLOPS_HINT, 64.0, |r| {
+        tflops_cell(r.flops.as_ref())
+    }),
+    ColumnDef::new("% of peak", PCT_HINT, 76.0, |r| {
+        pct_of_peak_cell(r.flops.as_ref())
+    }),
+    ColumnDef::new("AI", AI_HINT, 52.0, |r| intensity_cell(r.flops.as_ref())),
 ];
 
 /// The kernels among `activities`, each with its insight and share of the kernel time, and
@@ -198,10 +232,12 @@ fn kernel_entries(
         .into_iter()
         .map(|k| (k.name.clone(), k))
         .collect();
+    let mut flops = figures_by_name(profile, range, true);
     let entries = kernels
         .into_iter()
         .map(|activity| KernelEntry {
             insight: insights.remove(&activity.name),
+            flops: flops.remove(&activity.name),
             share_pct: analysis::pct(activity.stats.total_ns, total_ns),
             activity,
         })
@@ -253,7 +289,14 @@ impl TableRows {
                 Self::from_columns(API_COLUMNS, rows, true, Some(("API time", total_ns)))
             }
             TableKind::CpuOps => {
-                Self::from_columns(OP_COLUMNS, analysis::cpu_ops(profile, range), true, None)
+                let mut flops = figures_by_name(profile, range, false);
+                let entries = analysis::cpu_ops(profile, range)
+                    .into_iter()
+                    .map(|op| OpEntry {
+                        flops: flops.remove(&op.name),
+                        op,
+                    });
+                Self::from_columns(OP_COLUMNS, entries, true, None)
             }
         }
     }
@@ -295,6 +338,7 @@ mod tests {
             activity,
             insight: None,
             share_pct: 75.0,
+            flops: None,
         };
         let table = TableRows::from_columns(KERNEL_COLUMNS, [entry], true, None);
         assert_eq!(table.columns.len(), table.rows[0].cells.len());
@@ -308,5 +352,8 @@ mod tests {
         assert_eq!(cell("Calls").as_deref(), Some("3"));
         assert_eq!(cell("Limited by").as_deref(), Some("–"));
         assert_eq!(cell("Occ.").as_deref(), Some("–"));
+        // Without FLOPs the figures are unknown, never 0.
+        assert_eq!(cell("FLOPs").as_deref(), Some("—"));
+        assert_eq!(cell("% of peak").as_deref(), Some("—"));
     }
 }

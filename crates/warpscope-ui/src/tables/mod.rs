@@ -18,12 +18,14 @@ use crate::{ProfileKey, Selection};
 
 mod cell;
 mod columns;
+mod flops_cells;
 mod rows;
 
-pub use cell::{Cell, format_bytes};
+pub use cell::{Cell, FigureUnit, format_bytes};
 pub use columns::{
-    ACTIVITY_COLUMNS, API_COLUMNS, COPY_COLUMNS, KERNEL_COLUMNS, KernelEntry, OP_COLUMNS,
+    ACTIVITY_COLUMNS, API_COLUMNS, COPY_COLUMNS, KERNEL_COLUMNS, KernelEntry, OP_COLUMNS, OpEntry,
 };
+pub use flops_cells::FlopsFigures;
 pub use rows::{ColumnDef, ColumnSpec, Row, TableRows, cells_of, name_column};
 
 /// Which of the five tables is shown.
@@ -111,13 +113,15 @@ pub fn filtered_sorted(rows: &[Row], filter: &str, sort: Option<SortBy>) -> Vec<
         .map(|(i, _)| i)
         .collect();
     if let Some(sort) = sort {
+        let unknown = |i: usize| rows[i].cells.get(sort.col).is_some_and(Cell::is_unknown);
         view.sort_by(|&a, &b| {
             let o = match (rows[a].cells.get(sort.col), rows[b].cells.get(sort.col)) {
                 (Some(x), Some(y)) => x.compare(y),
                 _ => Ordering::Equal,
             };
             let o = if sort.descending { o.reverse() } else { o };
-            o.then(a.cmp(&b))
+            // Unknown figures last, whichever the direction.
+            unknown(a).cmp(&unknown(b)).then(o).then(a.cmp(&b))
         });
     }
     view
@@ -624,10 +628,10 @@ pub fn rows_table_ui(
                             )
                         });
                     }
-                    let resp = if elided {
-                        resp.on_hover_text(cell.text())
-                    } else {
-                        resp
+                    let resp = match (cell.note(), elided) {
+                        (Some(note), _) => resp.on_hover_text(note),
+                        (None, true) => resp.on_hover_text(cell.text()),
+                        (None, false) => resp,
                     };
                     if resp.clicked() {
                         out.clicked = Some(ri);
