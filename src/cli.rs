@@ -697,49 +697,16 @@ fn analysis_range(
     range: Option<&str>,
     step: Option<u64>,
 ) -> Result<(TimeRange, report::AnalyzedRange)> {
-    use warpscope_core::analysis::compare::{step_numbers, step_range};
-    if let Some(text) = range {
+    let analyzed = if let Some(text) = range {
         let (start_ns, end_ns) = parse_range(text)?;
-        let r = TimeRange::new(start_ns, end_ns);
-        return Ok((
-            r,
-            report::AnalyzedRange {
-                kind: "range",
-                step: None,
-                start_ns: Some(r.start_ns),
-                end_ns: Some(r.end_ns),
-            },
-        ));
-    }
-    if let Some(n) = step {
-        let Some(r) = step_range(profile, n) else {
-            let steps = step_numbers(profile);
-            let known = match (steps.first(), steps.last()) {
-                (Some(a), Some(b)) if a == b => format!("it has step {a} only"),
-                (Some(a), Some(b)) => format!("it has steps {a} to {b}"),
-                _ => "it records no ProfilerStep#N ranges".to_string(),
-            };
-            anyhow::bail!("{}: no step {n}: {known}", file.display());
-        };
-        return Ok((
-            r,
-            report::AnalyzedRange {
-                kind: "step",
-                step: Some(n),
-                start_ns: Some(r.start_ns),
-                end_ns: Some(r.end_ns),
-            },
-        ));
-    }
-    Ok((
-        TimeRange::ALL,
-        report::AnalyzedRange {
-            kind: "all",
-            step: None,
-            start_ns: None,
-            end_ns: None,
-        },
-    ))
+        report::AnalyzedRange::range(TimeRange::new(start_ns, end_ns))
+    } else if let Some(n) = step {
+        report::AnalyzedRange::step(profile, n)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?
+    } else {
+        report::AnalyzedRange::all()
+    };
+    Ok((analyzed.time_range(), analyzed))
 }
 
 /// Parses `START..END` (times with a unit: `2ms..3.5ms`, `1500us..2s`; bare numbers are ns).

@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use warpscope_core::Profile;
 use warpscope_core::analysis::compare::{
-    Aligned, Comparison, Measured, RunLabel, compare_runs, file_stem, merge_ranks, order_by_sweep,
-    profile_rank,
+    Comparison, RunLabel, compare_runs, file_stem, merge_ranks, order_by_sweep, profile_rank,
 };
 
 /// What `warpscope compare` was asked for.
@@ -177,24 +176,7 @@ pub fn compare(opts: &CompareOptions) -> Result<CompareOutput> {
         ops: comparison.ops.len(),
         kernels_by_operator: comparison.kernels_by_operator.len(),
     };
-    comparison
-        .kernels
-        .sort_by_key(|k| std::cmp::Reverse(longest_ns(&k.row)));
-    comparison
-        .copies
-        .sort_by_key(|r| std::cmp::Reverse(longest_ns(r)));
-    comparison
-        .ops
-        .sort_by_key(|r| std::cmp::Reverse(longest_ns(r)));
-    comparison
-        .kernels_by_operator
-        .sort_by_key(|r| std::cmp::Reverse(longest_ns(r)));
-    if opts.top > 0 {
-        comparison.kernels_by_operator.truncate(opts.top);
-        comparison.kernels.truncate(opts.top);
-        comparison.copies.truncate(opts.top);
-        comparison.ops.truncate(opts.top);
-    }
+    comparison.rank_and_cut(opts.top);
     Ok(CompareOutput {
         comparison,
         runs: specs,
@@ -202,16 +184,6 @@ pub fn compare(opts: &CompareOptions) -> Result<CompareOutput> {
         top: opts.top,
         warnings,
     })
-}
-
-/// The longest time of a row in any run (what rows are ranked by).
-fn longest_ns<T: Measured>(row: &Aligned<T>) -> i64 {
-    row.per_run
-        .iter()
-        .flatten()
-        .map(Measured::compared_ns)
-        .max()
-        .unwrap_or(0)
 }
 
 /// One spec per argument: a path that exists is one file even if its name has a `+`;

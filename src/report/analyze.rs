@@ -3,128 +3,16 @@
 use std::fmt::Write as _;
 
 use anyhow::Result;
-use serde::Serialize;
 use warpscope_core::Profile;
-use warpscope_core::TimeRange;
 use warpscope_core::analysis::SourceReport;
-use warpscope_core::analysis::flops::{FlopsFinding, FlopsReport};
-use warpscope_core::analysis::insight::{
-    DeviceBreakdown, Finding, GapCause, HostWaitOp, Insights, KernelInsight, LaunchStats,
-    StreamIdle,
-};
-use warpscope_core::analysis::memory::{MemoryFinding, MemoryPeak, memory_peaks, memory_report};
-use warpscope_core::model::EventRef;
+pub use warpscope_core::analysis::contract::AnalyzedRange;
+use warpscope_core::analysis::contract::{AnalyzeJson, operator_name};
+use warpscope_core::analysis::insight::{DeviceBreakdown, Finding, Insights};
+use warpscope_core::analysis::memory::{memory_peaks, memory_report};
 use warpscope_core::time::format_duration_ns as dur;
 
 use super::{describe_tool, short_name, write_warnings};
 use crate::output::OutputFormat;
-
-/// The range that was analysed, as the user asked for it.
-#[derive(Clone, Debug, Serialize)]
-pub struct AnalyzedRange {
-    /// `all`, `range` or `step`.
-    pub kind: &'static str,
-    /// The step number for `step`.
-    pub step: Option<u64>,
-    /// Start in profile nanoseconds (`None` for the whole run).
-    pub start_ns: Option<i64>,
-    /// End in profile nanoseconds.
-    pub end_ns: Option<i64>,
-}
-
-/// An event as JSON: where it is and what it is.
-#[derive(Serialize)]
-struct EventJson<'a> {
-    track: u32,
-    index: u32,
-    name: &'a str,
-    start_ns: i64,
-    dur_ns: i64,
-}
-
-fn event_json(p: &Profile, e: EventRef) -> EventJson<'_> {
-    let ev = &p.tracks[e.track as usize].events;
-    let i = e.index as usize;
-    EventJson {
-        track: e.track,
-        index: e.index,
-        name: p.str(ev.name[i]),
-        start_ns: ev.start_ns[i],
-        dur_ns: ev.dur_ns[i],
-    }
-}
-
-#[derive(Serialize)]
-struct GapJson<'a> {
-    device: u32,
-    start_ns: i64,
-    dur_ns: i64,
-    cause: GapCause,
-    next: EventJson<'a>,
-    launch: Option<EventJson<'a>>,
-    operator: Option<&'a str>,
-    /// The blocking synchronisation the launching thread was in when the gap began.
-    sync: Option<EventJson<'a>>,
-}
-
-#[derive(Serialize)]
-struct FindingJson<'a> {
-    rule: &'static str,
-    device: Option<u32>,
-    time_ns: i64,
-    /// `measured` or `estimate`: what `time_ns` is.
-    at_stake_basis: &'static str,
-    message: &'a str,
-    events: Vec<EventJson<'a>>,
-}
-
-#[derive(Serialize)]
-struct AnalyzeJson<'a> {
-    source: SourceReport,
-    range: &'a AnalyzedRange,
-    devices: &'a [DeviceBreakdown],
-    streams: &'a [StreamIdle],
-    kernels: &'a [KernelInsight],
-    tensor_core_pct: f64,
-    launch: &'a LaunchStats,
-    gaps: Vec<GapJson<'a>>,
-    host_wait_ops: &'a [HostWaitOp],
-    findings: Vec<FindingJson<'a>>,
-    /// Memory peaks per device, where the profile records memory.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    memory: Vec<MemoryPeak>,
-    /// The memory findings (`docs/memory.md`), where the profile records memory.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    memory_findings: Vec<MemoryFinding>,
-    /// FLOPs, MFU and the operator roofline (`docs/flops.md`).
-    flops: super::flops::FlopsJson<'a>,
-}
-
-impl AnalyzedRange {
-    /// The range as a [`TimeRange`].
-    pub fn time_range(&self) -> TimeRange {
-        match (self.start_ns, self.end_ns) {
-            (Some(s), Some(e)) => TimeRange::new(s, e),
-            _ => TimeRange::ALL,
-        }
-    }
-}
-
-fn operator_name(p: &Profile, e: Option<EventRef>) -> Option<&str> {
-    e.map(|e| p.str(p.tracks[e.track as usize].events.name[e.index as usize]))
-}
-
-/// A FLOPs finding as a finding of the list.
-fn flops_finding_json<'a>(p: &'a Profile, f: &'a FlopsFinding) -> FindingJson<'a> {
-    FindingJson {
-        rule: f.rule.as_str(),
-        device: f.device,
-        time_ns: f.time_ns,
-        at_stake_basis: f.at_stake_basis.as_str(),
-        message: &f.message,
-        events: f.events.iter().map(|&e| event_json(p, e)).collect(),
-    }
-}
 
 /// Renders `warpscope analyze`.
 pub fn analyze(
@@ -137,53 +25,7 @@ pub fn analyze(
 ) -> Result<String> {
     Ok(match format {
         OutputFormat::Json => {
-            let json = AnalyzeJson {
-                source: SourceReport::of(p),
-                range,
-                devices: &ins.devices,
-                streams: &ins.streams,
-                kernels: &ins.kernels,
-                tensor_core_pct: ins.tensor_core_pct,
-                launch: &ins.launch,
-                gaps: ins
-                    .gaps
-                    .iter()
-                    .map(|g| GapJson {
-                        device: g.device,
-                        start_ns: g.start_ns,
-                        dur_ns: g.dur_ns,
-                        cause: g.cause,
-                        next: event_json(p, g.next),
-                        launch: g.launch.map(|e| event_json(p, e)),
-                        operator: operator_name(p, g.operator),
-                        sync: g.sync.map(|e| event_json(p, e)),
-                    })
-                    .collect(),
-                host_wait_ops: &ins.host_wait_ops,
-                findings: {
-                    let mut all: Vec<FindingJson<'_>> = ins
-                        .findings
-                        .iter()
-                        .map(|f| FindingJson {
-                            rule: f.rule.as_str(),
-                            device: f.device,
-                            time_ns: f.time_ns,
-                            at_stake_basis: f.at_stake_basis.as_str(),
-                            message: &f.message,
-                            events: f.events.iter().map(|&e| event_json(p, e)).collect(),
-                        })
-                        .collect();
-                    all.extend(flops.findings.iter().map(|f| flops_finding_json(p, f)));
-                    // Largest time at stake first, as each list is (a stable sort keeps ties
-                    // in their order).
-                    all.sort_by(|a, b| b.time_ns.cmp(&a.time_ns));
-                    all
-                },
-                memory: memory_peaks(p, range.time_range()),
-                memory_findings: memory_report(p, range.time_range(), 1).findings,
-                flops: super::flops::flops_json(flops),
-            };
-            serde_json::to_string_pretty(&json)? + "\n"
+            serde_json::to_string_pretty(&AnalyzeJson::new(p, ins, flops, range))? + "\n"
         }
         OutputFormat::Table | OutputFormat::Csv => table(p, ins, flops, range, top),
     })

@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 
 use anyhow::Result;
-use serde::Serialize;
 use warpscope_core::Profile;
 use warpscope_core::analysis::SourceReport;
+use warpscope_core::analysis::contract::MemoryJson;
 use warpscope_core::analysis::memory::{DeviceMemory, LiveGroup, MemoryReport};
 use warpscope_core::model::MemorySource;
 use warpscope_core::time::format_duration_ns as dur;
@@ -14,14 +14,6 @@ use warpscope_core::units::{format_bytes, format_share};
 
 use super::{AnalyzedRange, csv_field, describe_tool, short_name, write_warnings};
 use crate::output::OutputFormat;
-
-#[derive(Serialize)]
-struct MemoryJson<'a> {
-    source: SourceReport,
-    range: &'a AnalyzedRange,
-    #[serde(flatten)]
-    report: &'a MemoryReport,
-}
 
 /// Renders `warpscope memory`.
 pub fn memory(
@@ -32,12 +24,7 @@ pub fn memory(
 ) -> Result<String> {
     Ok(match format {
         OutputFormat::Json => {
-            let json = MemoryJson {
-                source: SourceReport::of(profile),
-                range: analyzed,
-                report: r,
-            };
-            serde_json::to_string_pretty(&json)? + "\n"
+            serde_json::to_string_pretty(&MemoryJson::new(profile, r, analyzed))? + "\n"
         }
         OutputFormat::Csv => operators_csv(r),
         OutputFormat::Table => memory_table(profile, r, analyzed),

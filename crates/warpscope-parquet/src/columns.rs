@@ -14,6 +14,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 
 use crate::ParquetError;
+use crate::sink::{Col, ColumnSink, ColumnType};
 
 /// Rows per row group: large enough for engines to scan fast (DuckDB's own groups are 122,880
 /// rows), small enough to bound what the writer and a reader hold at once (about 400 bytes per
@@ -64,15 +65,6 @@ pub(crate) struct Table {
     error: Option<ParquetError>,
 }
 
-/// A column of a [`Table`], by position.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Col(usize);
-
-impl Col {
-    /// No column (a table without that column).
-    pub const NONE: Self = Self(usize::MAX);
-}
-
 impl Table {
     /// An empty table named `name` (the Parquet schema's name), to be written to `path`
     /// (created, with its directory, when the first row group is full or at [`Table::finish`]).
@@ -88,80 +80,14 @@ impl Table {
         }
     }
 
-    fn add(&mut self, name: &'static str, optional: bool, values: Values) -> Col {
-        self.columns.push(Column {
-            name,
-            optional,
-            values,
-            def: Vec::new(),
-        });
-        Col(self.columns.len() - 1)
-    }
-
-    /// Declares an INT64 column.
-    pub fn i64(&mut self, name: &'static str, optional: bool) -> Col {
-        self.add(name, optional, Values::I64(Vec::new()))
-    }
-
-    /// Declares an INT32 column.
-    pub fn i32(&mut self, name: &'static str, optional: bool) -> Col {
-        self.add(name, optional, Values::I32(Vec::new()))
-    }
-
-    /// Declares a DOUBLE column.
-    pub fn f64(&mut self, name: &'static str, optional: bool) -> Col {
-        self.add(name, optional, Values::F64(Vec::new()))
-    }
-
-    /// Declares a UTF-8 string column.
-    pub fn str(&mut self, name: &'static str, optional: bool) -> Col {
-        self.add(name, optional, Values::Str(Vec::new()))
-    }
-
-    fn present(&mut self, c: Col, present: bool) -> &mut Values {
-        let col = &mut self.columns[c.0];
+    /// Records whether column `c` has a value in this row and gives its values; `None` for
+    /// [`Col::NONE`].
+    fn present(&mut self, c: Col, present: bool) -> Option<&mut Values> {
+        let col = self.columns.get_mut(c.index()?)?;
         if col.optional {
             col.def.push(i16::from(present));
         }
-        &mut col.values
-    }
-
-    /// Appends an integer (or a null) to an INT64 column.
-    pub fn put_i64(&mut self, c: Col, v: Option<i64>) {
-        if let (Values::I64(vals), Some(v)) = (self.present(c, v.is_some()), v) {
-            vals.push(v);
-        }
-    }
-
-    /// Appends an integer (or a null) to an INT32 column.
-    pub fn put_i32(&mut self, c: Col, v: Option<i32>) {
-        if let (Values::I32(vals), Some(v)) = (self.present(c, v.is_some()), v) {
-            vals.push(v);
-        }
-    }
-
-    /// Appends a number (or a null) to a DOUBLE column.
-    pub fn put_f64(&mut self, c: Col, v: Option<f64>) {
-        if let (Values::F64(vals), Some(v)) = (self.present(c, v.is_some()), v) {
-            vals.push(v);
-        }
-    }
-
-    /// Appends a string (or a null) to a string column.
-    pub fn put_str(&mut self, c: Col, v: Option<&str>) {
-        if let (Values::Str(vals), Some(v)) = (self.present(c, v.is_some()), v) {
-            vals.push(ByteArray::from(v));
-        }
-    }
-
-    /// Ends a row (every column must have had one value or null pushed since the last); a full
-    /// row group is written.
-    pub fn end_row(&mut self) {
-        self.rows += 1;
-        self.held += 1;
-        if self.held >= ROW_GROUP_ROWS {
-            self.write_held();
-        }
+        Some(&mut col.values)
     }
 
     /// Number of rows.
@@ -260,6 +186,58 @@ impl Table {
         }
         group.close().map_err(err)?;
         Ok(())
+    }
+}
+
+impl ColumnSink for Table {
+    fn column(&mut self, name: &'static str, ty: ColumnType, optional: bool) -> Col {
+        let values = match ty {
+            ColumnType::I64 => Values::I64(Vec::new()),
+            ColumnType::I32 => Values::I32(Vec::new()),
+            ColumnType::F64 => Values::F64(Vec::new()),
+            ColumnType::Str => Values::Str(Vec::new()),
+        };
+        self.columns.push(Column {
+            name,
+            optional,
+            values,
+            def: Vec::new(),
+        });
+        Col::at(self.columns.len() - 1)
+    }
+
+    fn put_i64(&mut self, c: Col, v: Option<i64>) {
+        if let (Some(Values::I64(vals)), Some(v)) = (self.present(c, v.is_some()), v) {
+            vals.push(v);
+        }
+    }
+
+    fn put_i32(&mut self, c: Col, v: Option<i32>) {
+        if let (Some(Values::I32(vals)), Some(v)) = (self.present(c, v.is_some()), v) {
+            vals.push(v);
+        }
+    }
+
+    fn put_f64(&mut self, c: Col, v: Option<f64>) {
+        if let (Some(Values::F64(vals)), Some(v)) = (self.present(c, v.is_some()), v) {
+            vals.push(v);
+        }
+    }
+
+    fn put_str(&mut self, c: Col, v: Option<&str>) {
+        if let (Some(Values::Str(vals)), Some(v)) = (self.present(c, v.is_some()), v) {
+            vals.push(ByteArray::from(v));
+        }
+    }
+
+    /// Ends a row (every column must have had one value or null pushed since the last); a full
+    /// row group is written.
+    fn end_row(&mut self) {
+        self.rows += 1;
+        self.held += 1;
+        if self.held >= ROW_GROUP_ROWS {
+            self.write_held();
+        }
     }
 }
 

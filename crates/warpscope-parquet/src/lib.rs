@@ -2,14 +2,21 @@
 //! (DuckDB, DataFusion, Spark, Polars...). One directory per table, one file per run (a rank of
 //! a job, or a single profile), every time an exact INT64 of nanoseconds. The layout and the
 //! columns are documented in `docs/export.md`; this crate keeps `warpscope-core` free of any
-//! Parquet dependency.
+//! Parquet dependency. The tables are declared once ([`build_tables`], through [`ColumnSink`]):
+//! the Python module fills Arrow tables from the same list.
 
 mod columns;
+mod ops;
+mod sink;
 mod tables;
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 
-pub use tables::TABLES;
+pub use ops::cpu_ops_table;
+pub use sink::{Col, ColumnSink, ColumnType, RowScope};
+pub use tables::{TABLES, build_tables};
 
 use warpscope_core::Profile;
 
@@ -71,7 +78,10 @@ pub fn write_parquet(
     out_dir: &Path,
 ) -> Result<Written, ParquetError> {
     let mut written = Vec::new();
-    for (name, table) in tables::build(profile, meta, out_dir) {
+    let tables = build_tables(profile, meta, RowScope::default(), |name| {
+        columns::Table::new(name, table_file(out_dir, name, meta.run))
+    });
+    for (name, table) in tables {
         let rows = table.rows();
         let path = table.finish()?;
         written.push((name, path, rows));

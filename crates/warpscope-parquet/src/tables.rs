@@ -8,10 +8,8 @@ use warpscope_core::model::memory::NO_TRACK;
 use warpscope_core::model::{EventKind, EventRef, FlowKind, MemoryDevice, TrackKey};
 use warpscope_core::{Profile, TimeRange};
 
-use std::path::Path;
-
 use crate::RunMeta;
-use crate::columns::{Col, Table};
+use crate::sink::{Col, ColumnSink, RowScope};
 
 /// The tables, in the order they are written.
 pub const TABLES: [&str; 8] = [
@@ -32,14 +30,14 @@ struct RunCols {
 }
 
 impl RunCols {
-    fn new(t: &mut Table) -> Self {
+    fn new(t: &mut impl ColumnSink) -> Self {
         Self {
             run: t.i32("run", false),
             rank: t.i64("rank", true),
         }
     }
 
-    fn put(&self, t: &mut Table, meta: RunMeta) {
+    fn put(&self, t: &mut impl ColumnSink, meta: RunMeta) {
         t.put_i32(self.run, Some(meta.run));
         t.put_i64(self.rank, meta.rank);
     }
@@ -54,7 +52,7 @@ struct PlaceCols {
 }
 
 impl PlaceCols {
-    fn new(t: &mut Table, cpu: bool) -> Self {
+    fn new(t: &mut impl ColumnSink, cpu: bool) -> Self {
         Self {
             device: t.i32("device", true),
             stream: t.i64("stream", true),
@@ -71,7 +69,7 @@ impl PlaceCols {
         }
     }
 
-    fn put(&self, t: &mut Table, place: &Place) {
+    fn put(&self, t: &mut impl ColumnSink, place: &Place) {
         t.put_i32(self.device, place.device);
         t.put_i64(self.stream, place.stream);
         if self.process != Col::NONE {
@@ -126,7 +124,7 @@ struct EventCols {
 }
 
 impl EventCols {
-    fn new(t: &mut Table) -> Self {
+    fn new(t: &mut impl ColumnSink) -> Self {
         Self {
             event: t.i64("event", false),
             start: t.i64("start_ns", false),
@@ -152,13 +150,18 @@ fn flow_kind(k: FlowKind) -> &'static str {
     }
 }
 
-/// Every table of `p` as run `meta`, each written under `out_dir` as its row groups fill (see
-/// [`crate::table_file`]); [`Table::finish`] writes the rest.
+/// Every table of `p` as run `meta`, in [`TABLES`] order, each pushed into the sink `make`
+/// gives for its name; `scope` says which rows are kept. A sink that is not
+/// [`ColumnSink::wanted`] gets its columns but no rows.
 #[allow(clippy::too_many_lines)] // one pass over the events fills four tables side by side
-pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static str, Table)> {
-    let table = |name: &'static str| Table::new(name, crate::table_file(out_dir, name, meta.run));
+pub fn build_tables<S: ColumnSink>(
+    p: &Profile,
+    meta: RunMeta,
+    scope: RowScope,
+    mut make: impl FnMut(&'static str) -> S,
+) -> Vec<(&'static str, S)> {
     // Events.
-    let mut events = table("events");
+    let mut events = make("events");
     let e_run = RunCols::new(&mut events);
     let e_ev = EventCols::new(&mut events);
     let e_kind = events.str("kind", false);
@@ -169,7 +172,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
     let e_flops = events.i64("flops", true);
     let e_moved = events.i64("moved_bytes", true);
     // Kernels.
-    let mut kernels = table("kernels");
+    let mut kernels = make("kernels");
     let k_run = RunCols::new(&mut kernels);
     let k_ev = EventCols::new(&mut kernels);
     let k_place = PlaceCols::new(&mut kernels, false);
@@ -210,7 +213,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
         })
         .collect();
     // Copies and sets.
-    let mut copies = table("copies");
+    let mut copies = make("copies");
     let c_run = RunCols::new(&mut copies);
     let c_ev = EventCols::new(&mut copies);
     let c_place = PlaceCols::new(&mut copies, false);
@@ -222,7 +225,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
     let c_dst = copies.str("dst_kind", true);
     let c_corr = copies.i64("correlation", true);
     // API calls.
-    let mut api = table("api_calls");
+    let mut api = make("api_calls");
     let a_run = RunCols::new(&mut api);
     let a_ev = EventCols::new(&mut api);
     let a_kind = api.str("kind", false);
@@ -231,6 +234,12 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
     let a_cbid = api.i32("cbid", true);
     let a_ext = api.i64("external_id", true);
 
+    let (events_wanted, kernels_wanted, copies_wanted, api_wanted) = (
+        events.wanted(),
+        kernels.wanted(),
+        copies.wanted(),
+        api.wanted(),
+    );
     let mut first_event: Vec<i64> = Vec::with_capacity(p.tracks.len());
     let mut next = 0i64;
     for (t, track) in p.tracks.iter().enumerate() {
@@ -240,33 +249,41 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
         let place = Place::of(p, track.key);
         for i in 0..ev.len() {
             let id = next + i64::try_from(i).unwrap_or(i64::MAX);
-            let (start, dur, name, kind) =
-                (ev.start_ns[i], ev.dur_ns[i], p.str(ev.name[i]), ev.kind[i]);
-            let put_ev = |tb: &mut Table, c: &EventCols| {
+            let (start, dur, kind) = (ev.start_ns[i], ev.dur_ns[i], ev.kind[i]);
+            if !scope.keeps_event(start, dur) {
+                continue;
+            }
+            let name = p.str(ev.name[i]);
+            let put_ev = |tb: &mut S, c: &EventCols| {
                 tb.put_i64(c.event, Some(id));
                 tb.put_i64(c.start, Some(start));
                 tb.put_i64(c.dur, Some(dur));
                 tb.put_str(c.name, Some(name));
             };
-            e_run.put(&mut events, meta);
-            put_ev(&mut events, &e_ev);
-            events.put_str(e_kind, Some(kind.as_str()));
-            events.put_i32(e_track, i32::try_from(t).ok());
-            e_place.put(&mut events, &place);
-            events.put_i32(e_depth, Some(i32::from(ev.depth[i])));
             let here = EventRef {
                 track: u32::try_from(t).unwrap_or(u32::MAX),
                 index: u32::try_from(i).unwrap_or(u32::MAX),
             };
-            let call = (kind == EventKind::CpuOp)
-                .then(|| flops.call(here))
-                .flatten();
-            let count = |v: Option<u64>| v.and_then(|v| i64::try_from(v).ok());
-            events.put_i64(e_flops, count(call.and_then(|c| c.counted_flops())));
-            events.put_i64(e_moved, count(call.and_then(|c| c.counted_bytes())));
-            events.end_row();
+            if events_wanted {
+                e_run.put(&mut events, meta);
+                put_ev(&mut events, &e_ev);
+                events.put_str(e_kind, Some(kind.as_str()));
+                events.put_i32(e_track, i32::try_from(t).ok());
+                e_place.put(&mut events, &place);
+                events.put_i32(e_depth, Some(i32::from(ev.depth[i])));
+                let call = (kind == EventKind::CpuOp)
+                    .then(|| flops.call(here))
+                    .flatten();
+                let count = |v: Option<u64>| v.and_then(|v| i64::try_from(v).ok());
+                events.put_i64(e_flops, count(call.and_then(|c| c.counted_flops())));
+                events.put_i64(e_moved, count(call.and_then(|c| c.counted_bytes())));
+                events.end_row();
+            }
 
             if gpu && kind == EventKind::Kernel {
+                if !kernels_wanted {
+                    continue;
+                }
                 let k = p.kernel_info(track, i).unwrap_or_default();
                 k_run.put(&mut kernels, meta);
                 put_ev(&mut kernels, &k_ev);
@@ -302,6 +319,9 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
                 && (kind.is_gpu_activity()
                     || (kind == EventKind::UnifiedMemory && p.copy_info(track, i).is_some()))
             {
+                if !copies_wanted {
+                    continue;
+                }
                 let c = p.copy_info(track, i);
                 let copy_kind = if kind == EventKind::Memset {
                     warpscope_core::model::CopyKind::Memset
@@ -329,7 +349,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
                 );
                 copies.put_i64(c_corr, to_i64(c.and_then(|c| c.correlation)));
                 copies.end_row();
-            } else if kind.is_api() {
+            } else if kind.is_api() && api_wanted {
                 let a = p.api_info(track, i).unwrap_or_default();
                 a_run.put(&mut api, meta);
                 put_ev(&mut api, &a_ev);
@@ -345,7 +365,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
     }
 
     // Flows, by event number.
-    let mut flows = table("flows");
+    let mut flows = make("flows");
     let f_run = RunCols::new(&mut flows);
     let f_from = flows.i64("from_event", false);
     let f_to = flows.i64("to_event", false);
@@ -355,10 +375,20 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
             .get(e.track as usize)
             .map(|f| f + i64::from(e.index))
     };
-    for f in &p.flows {
+    let kept = |e: EventRef| {
+        p.tracks.get(e.track as usize).is_some_and(|t| {
+            let i = e.index as usize;
+            i < t.events.len() && scope.keeps_event(t.events.start_ns[i], t.events.dur_ns[i])
+        })
+    };
+    let flows_wanted = flows.wanted();
+    for f in p.flows.iter().filter(|_| flows_wanted) {
         let (Some(from), Some(to)) = (number(f.from), number(f.to)) else {
             continue;
         };
+        if !(kept(f.from) && kept(f.to)) {
+            continue;
+        }
         f_run.put(&mut flows, meta);
         flows.put_i64(f_from, Some(from));
         flows.put_i64(f_to, Some(to));
@@ -366,10 +396,10 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
         flows.end_row();
     }
 
-    let memory = memory_table(p, meta, table("memory"), number);
+    let memory = memory_table(p, meta, scope, make("memory"), number);
 
     // Devices.
-    let mut devices = table("devices");
+    let mut devices = make("devices");
     let d_run = RunCols::new(&mut devices);
     let d_id = devices.i32("device", false);
     let d_name = devices.str("name", false);
@@ -377,7 +407,8 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
     let d_minor = devices.i32("compute_minor", true);
     let d_sms = devices.i32("sm_count", true);
     let d_mem = devices.i64("memory_bytes", true);
-    for d in &p.devices {
+    let devices_wanted = devices.wanted();
+    for d in p.devices.iter().filter(|_| devices_wanted) {
         d_run.put(&mut devices, meta);
         devices.put_i32(d_id, i32::try_from(d.id).ok());
         devices.put_str(d_name, Some(&d.name));
@@ -389,7 +420,7 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
     }
 
     // The run.
-    let mut runs = table("runs");
+    let mut runs = make("runs");
     let r_run = RunCols::new(&mut runs);
     let r_world = runs.i64("world_size", true);
     let r_file = runs.str("file", false);
@@ -397,14 +428,16 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
     let r_tool = runs.str("tool", false);
     let r_origin = runs.i64("unix_origin_ns", true);
     let r_events = runs.i64("events", false);
-    r_run.put(&mut runs, meta);
-    runs.put_i64(r_world, meta.world_size);
-    runs.put_str(r_file, Some(&p.source.path.display().to_string()));
-    runs.put_str(r_format, Some(p.source.format.as_str()));
-    runs.put_str(r_tool, Some(&p.source.tool));
-    runs.put_i64(r_origin, p.origin.unix_ns);
-    runs.put_i64(r_events, Some(next));
-    runs.end_row();
+    if runs.wanted() {
+        r_run.put(&mut runs, meta);
+        runs.put_i64(r_world, meta.world_size);
+        runs.put_str(r_file, Some(&p.source.path.display().to_string()));
+        runs.put_str(r_format, Some(p.source.format.as_str()));
+        runs.put_str(r_tool, Some(&p.source.tool));
+        runs.put_i64(r_origin, p.origin.unix_ns);
+        runs.put_i64(r_events, Some(next));
+        runs.end_row();
+    }
 
     vec![
         ("events", events),
@@ -422,12 +455,13 @@ pub(crate) fn build(p: &Profile, meta: RunMeta, out_dir: &Path) -> Vec<(&'static
 /// `record` from 0, with the thread track and the operators `analysis::memory` gives them;
 /// `event_number` turns an operator's event into its `event` number. A profile without memory
 /// records gives a table without rows, as for every other table.
-fn memory_table(
+fn memory_table<S: ColumnSink>(
     p: &Profile,
     meta: RunMeta,
-    mut t: Table,
+    scope: RowScope,
+    mut t: S,
     event_number: impl Fn(EventRef) -> Option<i64>,
-) -> Table {
+) -> S {
     let run = RunCols::new(&mut t);
     let record = t.i64("record", false);
     let time = t.i64("time_ns", false);
@@ -446,7 +480,7 @@ fn memory_table(
     let operator_event = t.i64("operator_event", true);
 
     let ev = &p.memory.events;
-    if ev.is_empty() {
+    if ev.is_empty() || !t.wanted() {
         return t;
     }
     let ops = attribute(p);
@@ -454,6 +488,9 @@ fn memory_table(
     let mut places: Vec<Option<Place>> = Vec::new();
     places.resize_with(p.tracks.len(), || None);
     for i in 0..ev.len() {
+        if !scope.keeps_time(ev.time_ns[i]) {
+            continue;
+        }
         run.put(&mut t, meta);
         t.put_i64(record, i64::try_from(i).ok());
         t.put_i64(time, Some(ev.time_ns[i]));

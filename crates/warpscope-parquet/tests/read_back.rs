@@ -391,7 +391,7 @@ fn flops_columns_read_back_give_the_roofline_totals() {
     let name = "resnet50_b32_fp32_mem_flops.pt.trace.json.gz";
     let profile = import_file(&sample(name), &Progress::default()).unwrap();
     let out = temp_dir("flops");
-    export_parquet(&profile, RunMeta::default(), &out).unwrap();
+    write_parquet(&profile, RunMeta::default(), &out).unwrap();
     let report = flops_report(&profile, TimeRange::ALL, PeakOverride::default());
     let counted: u64 = report.operators.iter().filter_map(|o| o.flops).sum();
     // Operator events: the counted FLOPs, each piece of work once.

@@ -299,6 +299,37 @@ pub struct Comparison {
     pub kernels_by_operator: Vec<Aligned<OperatorKernels>>,
 }
 
+impl Comparison {
+    /// Orders each table by the row's longest time in any run (longest first, ties in the
+    /// order [`compare_runs`] gave) and keeps its first `top` rows (all for 0): the tables
+    /// `warpscope compare` prints and its JSON holds.
+    pub fn rank_and_cut(&mut self, top: usize) {
+        self.kernels
+            .sort_by_key(|k| std::cmp::Reverse(longest_ns(&k.row)));
+        self.copies
+            .sort_by_key(|r| std::cmp::Reverse(longest_ns(r)));
+        self.ops.sort_by_key(|r| std::cmp::Reverse(longest_ns(r)));
+        self.kernels_by_operator
+            .sort_by_key(|r| std::cmp::Reverse(longest_ns(r)));
+        if top > 0 {
+            self.kernels_by_operator.truncate(top);
+            self.kernels.truncate(top);
+            self.copies.truncate(top);
+            self.ops.truncate(top);
+        }
+    }
+}
+
+/// The longest time of a row in any run (what rows are ranked by).
+fn longest_ns<T: Measured>(row: &Aligned<T>) -> i64 {
+    row.per_run
+        .iter()
+        .flatten()
+        .map(Measured::compared_ns)
+        .max()
+        .unwrap_or(0)
+}
+
 /// The key kernels are matched on across runs: the display name, demangled when it is still
 /// an Itanium-mangled name (`_Z...`), with white space next to punctuation removed so that
 /// `float const *` and `float const*`, or `> >` and `>>`, written by different tools, match.

@@ -5,6 +5,7 @@
 //! its duration inside the range is added up, so totals equal busy time within the selection.
 
 pub mod compare;
+pub mod contract;
 pub mod fleet;
 pub mod flops;
 pub mod insight;
