@@ -16,7 +16,6 @@ use super::analyze::AnalyzedRange;
 use super::{describe_tool, short_name, write_warnings};
 use crate::output::OutputFormat;
 
-
 fn opt(v: Option<f64>, decimals: usize) -> String {
     v.map_or_else(|| "—".to_string(), |v| format!("{v:.decimals$}"))
 }

@@ -11,6 +11,7 @@ use pyo3::types::{PyBytes, PyList};
 use serde::Serialize;
 use warpscope_core::analysis::compare::profile_rank;
 use warpscope_core::analysis::contract::{AnalyzeJson, AnalyzedRange, MemoryJson};
+use warpscope_core::analysis::flops::{PeakOverride, flops_report};
 use warpscope_core::analysis::memory::memory_report;
 use warpscope_core::analysis::{AnalyzeOptions, analyze, summary_report};
 use warpscope_core::{Profile as CoreProfile, Progress, TimeRange, import_bytes, import_file};
@@ -297,7 +298,9 @@ impl Profile {
         let profile = Arc::clone(&self.inner);
         let text = py.allow_threads(move || {
             let insights = analyze(&profile, analyzed.time_range(), &opts);
-            serde_json::to_string(&AnalyzeJson::new(&profile, &insights, &analyzed))
+            // The FLOPs section as the CLI computes it without --peak-* overrides.
+            let flops = flops_report(&profile, analyzed.time_range(), PeakOverride::default());
+            serde_json::to_string(&AnalyzeJson::new(&profile, &insights, &flops, &analyzed))
         });
         json_dict(py, text)
     }

@@ -6,8 +6,8 @@
 use serde::Serialize;
 
 use super::SourceReport;
-use super::flops::{Bound, FlopsFinding, FlopsReport};
 use super::compare::{step_numbers, step_range};
+use super::flops::{Bound, FlopsFinding, FlopsReport};
 use super::insight::{
     DeviceBreakdown, GapCause, HostWaitOp, Insights, KernelInsight, LaunchStats, StreamIdle,
 };
