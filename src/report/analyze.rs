@@ -7,6 +7,7 @@ use warpscope_core::Profile;
 use warpscope_core::analysis::SourceReport;
 pub use warpscope_core::analysis::contract::AnalyzedRange;
 use warpscope_core::analysis::contract::{AnalyzeJson, operator_name};
+use warpscope_core::analysis::flops::FlopsReport;
 use warpscope_core::analysis::insight::{DeviceBreakdown, Finding, Insights};
 use warpscope_core::analysis::memory::{memory_peaks, memory_report};
 use warpscope_core::time::format_duration_ns as dur;
