@@ -551,3 +551,26 @@ fn amd_and_nvidia_runs_meet_by_operator() {
     assert!(text.contains("Kernels by launching operator"), "{text}");
     assert!(text.contains("aten::addmm"), "{text}");
 }
+
+/// Each run's FLOPs figures in the compare JSON (docs/flops.md, per compared run): the model
+/// FLOPs of scripts/flops_reference.py on the FP32 file, equal under bf16 autocast (each
+/// convolution counted once), MFU against each run's own precision.
+#[test]
+fn compare_json_gives_mfu_and_tflops_per_run() {
+    let j = json(&[
+        "compare",
+        "sample_profiles/resnet50_b32_fp32_mem_flops.pt.trace.json.gz",
+        "sample_profiles/resnet50_b32_bf16_mem_flops.pt.trace.json.gz",
+    ]);
+    let runs = j["runs"].as_array().unwrap();
+    let fp32 = &runs[0]["flops"];
+    assert_eq!(fp32["model_flops"], 1_555_140_968_448_u64);
+    assert_eq!(runs[1]["flops"]["model_flops"], 1_555_140_968_448_u64);
+    // 1.555e12 FLOPs over the 82.984 ms window: 18.74 TFLOP/s, 3.79% of the TF32 peak.
+    let tflops = fp32["tflops_per_s"].as_f64().unwrap();
+    assert!((tflops - 18.740).abs() < 0.001, "{tflops}");
+    let mfu = fp32["mfu"].as_f64().unwrap();
+    assert!((mfu - 0.037_897).abs() < 1e-6, "{mfu}");
+    let bf16_mfu = runs[1]["flops"]["mfu"].as_f64().unwrap();
+    assert!(bf16_mfu > 0.0 && bf16_mfu < mfu, "{bf16_mfu}");
+}

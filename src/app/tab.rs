@@ -188,11 +188,15 @@ impl Tab {
                                 "Where the memory goes: peaks, what was live at the peak, the \
                                  operators that allocate most",
                             );
-                        ui.selectable_value(&mut tab.bottom, BottomView::Roofline, "Roofline")
-                            .on_hover_text(
-                                "How close to the hardware: each operator's achieved TFLOP/s \
-                                 against its FLOPs per byte, under the GPU's ceilings",
-                            );
+                        // A live run's results page has its own roofline, under the ceilings
+                        // measured in the run: one Roofline button per view.
+                        if tab.live.is_none() {
+                            ui.selectable_value(&mut tab.bottom, BottomView::Roofline, "Roofline")
+                                .on_hover_text(
+                                    "How close to the hardware: each operator's achieved TFLOP/s \
+                                     against its FLOPs per byte, under the GPU's ceilings",
+                                );
+                        }
                     });
                     match (tab.bottom, &tab.live) {
                         (BottomView::Live, Some(run)) => live_results_ui(ui, run),

@@ -251,7 +251,7 @@ fn header_ui(
         );
         if left_out > 0 {
             text.push_str(&format!(
-                " ({left_out} with FLOPs but no bytes or GPU time not drawn)"
+                " ({left_out} with FLOPs but no bytes or no GPU time: not drawn)"
             ));
         }
         ui.weak(text);
