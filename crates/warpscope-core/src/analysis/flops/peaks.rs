@@ -74,7 +74,9 @@ pub fn precision_of_kernel(name: &str) -> Option<Precision> {
     }
     if n.contains("e4m3") || n.contains("e5m2") || n.contains("fp8") {
         Some(Precision::Fp8)
-    } else if n.contains("tf32") {
+    } else if n.contains("tf32") || n.contains("tensorop_s1688") || n.contains("tensorop_s1684") {
+        // CUTLASS's SM80 tensor-op SGEMMs (`cutlass_80_tensorop_s1688gemm_…`): FP32 data on
+        // the TF32 instructions (m16n8k8, m16n8k4), the name giving no other type.
         Some(Precision::Tf32)
     } else if n.contains("bf16") {
         Some(Precision::Bf16)
@@ -561,6 +563,13 @@ mod tests {
         assert_eq!(
             p("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize128x128x8_stage3_warpsize2x2x1_ffma"),
             Some(Precision::Fp32)
+        );
+        // CUTLASS's SM80 tensor-op SGEMM: FP32 data on TF32 instructions.
+        assert_eq!(
+            p(
+                "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4>(Params)"
+            ),
+            Some(Precision::Tf32)
         );
         // FP16 inputs accumulated in FP32 (`s16816`) are FP16 work.
         assert_eq!(
