@@ -645,8 +645,8 @@ mod tests {
     fn unknown_content_lists_what_is_read() {
         assert_eq!(
             describe_unknown(b"hello", false),
-            "content starts with \"hello\", not SQLite, a Python pickle (protocol 2 or later), \
-             JSON or nvprof output"
+            "content starts with \"hello\", not AMD profiler text output, SQLite, a Python \
+             pickle (protocol 2 or later), JSON or nvprof output"
         );
     }
 }
