@@ -191,10 +191,10 @@ fn count_track(profile: &Profile, track: &Track, works: &mut Works) -> TrackCoun
     let n = ev.len();
     let mut work = vec![NO_WORK; n];
     let mut unusable = 0u64;
-    for i in 0..n {
+    for (i, w) in work.iter_mut().enumerate() {
         if ev.kind[i] == EventKind::CpuOp {
-            work[i] = works.of(profile, track, i);
-            unusable += u64::from(works.unusable[work[i] as usize]);
+            *w = works.of(profile, track, i);
+            unusable += u64::from(works.unusable[*w as usize]);
         }
     }
     // From the last event to the first (children come after their parent): what is nested

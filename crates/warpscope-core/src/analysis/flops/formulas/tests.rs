@@ -151,7 +151,7 @@ fn attention_forward_and_backward() {
     let f = work("aten::_scaled_dot_product_flash_attention", &fwd).expect("formula");
     assert_eq!(f.family, Family::Attention);
     assert_eq!(f.flops, Some(67_108_864));
-    let bwd = args(vec![q.clone(), q.clone(), q.clone(), q.clone()]);
+    let bwd = args(vec![q.clone(), q.clone(), q.clone(), q]);
     let b = work("aten::_scaled_dot_product_flash_attention_backward", &bwd).expect("formula");
     assert_eq!(b.flops, Some(67_108_864 / 2 * 5));
     // _flash_attention_forward lays out [batch, seq, heads, dim].
