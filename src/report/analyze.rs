@@ -176,7 +176,7 @@ pub fn analyze(
                     all.extend(flops.findings.iter().map(|f| flops_finding_json(p, f)));
                     // Largest time at stake first, as each list is (a stable sort keeps ties
                     // in their order).
-                    all.sort_by(|a, b| b.time_ns.cmp(&a.time_ns));
+                    all.sort_by_key(|f| std::cmp::Reverse(f.time_ns));
                     all
                 },
                 memory: memory_peaks(p, range.time_range()),
