@@ -535,7 +535,7 @@ def main():
                 w = work(name[len("aten::"):], inputs)
                 if w is not None and w[1] is not None:
                     report_all[name] = report_all.get(name, 0) + w[1]
-            if w is None and cls == "op":
+            if w is None and cls == "op" and not isinstance(args.get("Input Dims"), list):
                 w = recorded(args)
             works.append(w)
         # Count once (docs/flops.md section 3).

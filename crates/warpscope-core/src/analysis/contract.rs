@@ -337,7 +337,7 @@ impl<'a> AnalyzeJson<'a> {
             .collect();
         findings.extend(flops.findings.iter().map(|f| flops_finding_json(p, f)));
         // Largest time at stake first, as each list is (a stable sort keeps ties in their order).
-        findings.sort_by(|a, b| b.time_ns.cmp(&a.time_ns));
+        findings.sort_by_key(|f| std::cmp::Reverse(f.time_ns));
         Self {
             source: SourceReport::of(p),
             range,

@@ -334,6 +334,10 @@ pub fn attribute(profile: &Profile, range: TimeRange) -> Attribution {
         let ev = &track.events;
         let t = u32::try_from(t).unwrap_or(u32::MAX);
         for i in 0..ev.len() {
+            // Owners and counted calls are operators: other events are not looked up.
+            if ev.kind[i] != EventKind::CpuOp {
+                continue;
+            }
             let counted = count.flags[i] & COUNTED != 0;
             let index = u32::try_from(i).unwrap_or(u32::MAX);
             let own = owned.get(&(t, index)).copied();

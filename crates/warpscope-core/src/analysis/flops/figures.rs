@@ -8,7 +8,6 @@ use serde::Serialize;
 use super::attribution::{Attribution, share};
 use super::formulas::Family;
 use super::peaks::{DevicePeaks, PeakOverride, Precision};
-use crate::analysis::compare::step_ranges;
 use crate::model::{EventRef, Profile};
 use crate::strings::StrId;
 
@@ -241,6 +240,8 @@ pub fn kernel_rows(
     peaks: &FxHashMap<u32, DevicePeaks>,
 ) -> Vec<WorkRow> {
     let mut by_name: FxHashMap<StrId, RowSums> = FxHashMap::default();
+    // The precision a kernel name states, looked at once per name.
+    let mut stated: FxHashMap<StrId, Option<Precision>> = FxHashMap::default();
     for k in &att.kernels {
         let Some(c) = att.calls.get(k.call as usize) else {
             continue;
@@ -250,7 +251,10 @@ pub fn kernel_rows(
         sums.family = sums.family.or(c.work.map(|w| w.family));
         let flops = whole(c.counted_flops().and_then(|t| share(t, k.dur_ns, c.gpu_ns)));
         let bytes = whole(c.counted_bytes().and_then(|t| share(t, k.dur_ns, c.gpu_ns)));
-        let precision = super::peaks::precision_of_kernel(profile.str(name)).or(c.precision);
+        let precision = stated
+            .entry(name)
+            .or_insert_with(|| super::peaks::precision_of_kernel(profile.str(name)))
+            .or(c.precision);
         sums.add(flops, bytes, k.dur_ns, precision, c.device);
     }
     finish_rows(profile, by_name, peaks)
@@ -333,6 +337,54 @@ pub struct DeviceFlops {
     pub steps: Vec<StepFlops>,
 }
 
+/// Every `ProfilerStep#N`'s range as `compare::step_ranges` gives it (the span of its GPU-side
+/// annotations where recorded, else of its CPU ranges), `(N, range)` sorted by `N`, found with
+/// one array lookup per event: names are matched once each, and the GPU work lanes (where no
+/// step annotation lies) are not read.
+pub(super) fn step_spans(profile: &Profile) -> Vec<(u64, crate::time::TimeRange)> {
+    type Span = Option<(i64, i64)>;
+    let step_of: Vec<Option<u64>> = (0..profile.strings.len())
+        .map(|i| {
+            let id = StrId(u32::try_from(i).unwrap_or(u32::MAX));
+            profile.str(id).strip_prefix("ProfilerStep#")?.parse().ok()
+        })
+        .collect();
+    if step_of.iter().all(Option::is_none) {
+        return Vec::new();
+    }
+    let mut spans: FxHashMap<u64, (Span, Span)> = FxHashMap::default();
+    for track in &profile.tracks {
+        let gpu = match track.key {
+            crate::model::TrackKey::Gpu { lane, .. } => {
+                if lane == crate::model::GpuLane::Work {
+                    continue;
+                }
+                true
+            }
+            _ => false,
+        };
+        let ev = &track.events;
+        for i in 0..ev.len() {
+            let Some(Some(n)) = step_of.get(ev.name[i].0 as usize) else {
+                continue;
+            };
+            if ev.dur_ns[i] <= 0 {
+                continue;
+            }
+            let entry = spans.entry(*n).or_default();
+            let span = if gpu { &mut entry.0 } else { &mut entry.1 };
+            let (a, b) = (ev.start_ns[i], ev.end_ns(i));
+            *span = Some(span.map_or((a, b), |(s, e)| (s.min(a), e.max(b))));
+        }
+    }
+    let mut out: Vec<(u64, crate::time::TimeRange)> = spans
+        .into_iter()
+        .filter_map(|(n, (g, c))| g.or(c).map(|(s, e)| (n, crate::time::TimeRange::new(s, e))))
+        .collect();
+    out.sort_by_key(|(n, _)| *n);
+    out
+}
+
 /// Sums of one device.
 #[derive(Default)]
 struct DeviceSums {
@@ -355,7 +407,13 @@ pub fn device_flops(
     att: &Attribution,
     peaks: &FxHashMap<u32, DevicePeaks>,
 ) -> Vec<DeviceFlops> {
-    let steps = step_ranges(profile);
+    let steps = step_spans(profile);
+    // Steps by start, for finding a call's step by binary search.
+    let mut by_start: Vec<(i64, i64, u64)> = steps
+        .iter()
+        .map(|(n, r)| (r.start_ns, r.end_ns, *n))
+        .collect();
+    by_start.sort_unstable();
     let mut sums: FxHashMap<u32, DeviceSums> = FxHashMap::default();
     for c in &att.calls {
         let Some(d) = c.device else { continue };
@@ -390,11 +448,14 @@ pub fn device_flops(
             }
         }
         if let Some(start) = c.first_gpu_ns {
-            let at = steps
-                .iter()
-                .find(|(_, r)| r.start_ns <= start && start < r.end_ns);
-            if let Some((n, _)) = at {
-                let e = s.steps.entry(*n).or_default();
+            // The latest step starting at or before the call's first work, if it holds it.
+            let k = by_start.partition_point(|&(s, _, _)| s <= start);
+            let at = k
+                .checked_sub(1)
+                .map(|k| by_start[k])
+                .filter(|&(_, end, _)| start < end);
+            if let Some((_, _, n)) = at {
+                let e = s.steps.entry(n).or_default();
                 if model {
                     e.0 = e.0.saturating_add(flops);
                 }

@@ -436,7 +436,8 @@ impl ChromeState {
                 let keep = super::op_args::keeps_concrete(name_text);
                 match args.and_then(|a| super::op_args::find(a, keep)) {
                     Some(raw) => {
-                        let row = self.b.intern_op_args(&raw.key(), || raw.parse());
+                        raw.key_into(&mut self.op_key);
+                        let row = self.b.intern_op_args(&self.op_key, || raw.parse());
                         self.b.push_op(track, ts_ns, dur_ns, name, row);
                     }
                     None => self.b.push(track, ts_ns, dur_ns, name, kind),

@@ -412,6 +412,8 @@ impl ThreadNames {
 
 struct ChromeState {
     b: ProfileBuilder,
+    /// Scratch space for the key of an operator's recorded inputs (`op_args.rs`).
+    op_key: Vec<u8>,
     stream: StreamState,
     base_time_ns: Option<i64>,
     is_kineto: bool,
@@ -474,6 +476,7 @@ impl ChromeState {
             unsorted_cat,
             carried: None,
             events_read: 0,
+            op_key: Vec::new(),
             lenient_tokens: 0,
             repaired_strings: 0,
             control_strings: 0,

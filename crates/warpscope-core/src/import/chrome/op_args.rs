@@ -35,12 +35,21 @@ fn value_after<'a>(args: &'a [u8], key: &Finder<'_>) -> Option<Value<'a>> {
     p.value().ok()
 }
 
-/// The array after `key` in `args`, if there is one.
+/// The array after `key` in `args`, if there is one, found by its brackets alone (it is
+/// parsed only the first time its text is seen).
 fn array_after<'a>(args: &'a [u8], key: &Finder<'_>) -> Option<&'a [u8]> {
-    match value_after(args, key)? {
-        Value::Array(text) => Some(text),
-        _ => None,
+    let at = key.find(args)? + key.needle().len();
+    let skip = |s: &'a [u8]| -> Option<&'a [u8]> {
+        let first = s.iter().position(|b| !b.is_ascii_whitespace())?;
+        Some(&s[first..])
+    };
+    let rest = skip(&args[at..])?;
+    let rest = skip(rest.strip_prefix(b":")?)?;
+    if rest.first() != Some(&b'[') {
+        return None;
     }
+    let end = json::container_end(rest)?;
+    Some(&rest[..end])
 }
 
 /// The number after `key` in `args`, as its text.
@@ -56,7 +65,13 @@ fn number_after<'a>(args: &'a [u8], key: &Finder<'_>) -> Option<&'a [u8]> {
 /// and output mask are there).
 pub(super) fn find(args: &[u8], keep_concrete: bool) -> Option<RawOpArgs<'_>> {
     let dims = array_after(args, &DIMS_KEY);
-    let flops = number_after(args, &FLOPS_KEY);
+    // A stated `flops` counts only for operators without a formula (`docs/flops.md`), whose
+    // shapes nothing reads: it is looked for only where there are none.
+    let flops = if dims.is_some() {
+        None
+    } else {
+        number_after(args, &FLOPS_KEY)
+    };
     if dims.is_none() && flops.is_none() {
         return None;
     }
@@ -87,16 +102,14 @@ pub(super) fn keeps_concrete(name: &str) -> bool {
 }
 
 impl RawOpArgs<'_> {
-    /// The key the inputs are interned by: the three texts, separated by a byte JSON text
-    /// cannot hold.
-    pub(super) fn key(&self) -> Vec<u8> {
-        let parts = [self.dims, self.types, self.concrete, self.flops, self.bytes];
-        let mut k = Vec::with_capacity(parts.iter().map(|p| p.len() + 1).sum());
-        for part in parts {
+    /// Writes into `k` (emptied first) the key the inputs are interned by: their texts, each
+    /// ended by a byte JSON text cannot hold.
+    pub(super) fn key_into(&self, k: &mut Vec<u8>) {
+        k.clear();
+        for part in [self.dims, self.types, self.concrete, self.flops, self.bytes] {
             k.extend_from_slice(part);
             k.push(0);
         }
-        k
     }
 
     /// The inputs, read.

@@ -23,6 +23,7 @@ mod find;
 mod parser;
 mod split;
 
+pub(crate) use find::container_end;
 pub use parser::*;
 pub use split::*;
 
