@@ -12,9 +12,9 @@ use warpscope_core::analysis::flops::{
 };
 use warpscope_core::time::format_duration_ns as dur;
 
-use super::analyze::AnalyzedRange;
 use super::{describe_tool, short_name, write_warnings};
 use crate::output::OutputFormat;
+use warpscope_core::analysis::contract::AnalyzedRange;
 
 fn opt(v: Option<f64>, decimals: usize) -> String {
     v.map_or_else(|| "—".to_string(), |v| format!("{v:.decimals$}"))

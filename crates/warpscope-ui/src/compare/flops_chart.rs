@@ -6,7 +6,7 @@ use egui::{Color32, Ui};
 use egui_plot::{Bar, BarChart, Line, Plot, Points};
 use warpscope_core::analysis::compare::{Comparison, RunSummary};
 
-use super::charts::{SweepAxis, legend_ui, slot_axis};
+use super::chart_parts::{SweepAxis, legend_ui, slot_axis};
 use crate::flops::{UNKNOWN, format_tflops};
 
 /// Colour of MFU.

@@ -6,7 +6,7 @@ use egui::{Color32, Ui};
 use egui_plot::{Bar, BarChart, Plot};
 use warpscope_core::analysis::Comparison;
 
-use super::charts::{legend_ui, slot_axis};
+use super::chart_parts::{legend_ui, slot_axis};
 
 /// Colour of the allocated peak.
 const ALLOCATED: Color32 = Color32::from_rgb(0x4e, 0x8f, 0xd8);

@@ -12,6 +12,7 @@ use warpscope_core::analysis::compare::{CompareError, Comparison, RunLabel, comp
 use warpscope_core::model::EventKind;
 use warpscope_core::{Profile, TimeRange};
 
+mod chart_parts;
 mod charts;
 mod flops_chart;
 mod memory_chart;
