@@ -425,7 +425,11 @@ fn rocminfo_text_is_refused_with_advice() {
         .unwrap()
         .to_string();
     assert!(
-        err.ends_with("this is rocminfo output (rocprof's results.sysinfo.txt), a description of the machine, not a trace; open results.json, results.csv or results.db beside it"),
+        err.ends_with(
+            "this is rocminfo output (rocprof writes it beside a run as results.sysinfo.txt): it \
+             describes the machine but holds no trace; open the run's results.db, results.json \
+             or results.csv instead"
+        ),
         "{err}"
     );
 }
