@@ -91,8 +91,11 @@ def test_types_are_the_parquet_exports():
     ev = p.events()
     assert ev.column_names == [
         "run", "rank", "event", "start_ns", "dur_ns", "name", "kind", "track",
-        "device", "stream", "process", "thread", "depth",
+        "device", "stream", "process", "thread", "depth", "flops", "moved_bytes",
     ]
+    # An operator's counted FLOPs (docs/flops.md): int64, null where unknown or not an operator.
+    assert ev.schema.field("flops").type == pa.int64()
+    assert k.schema.field("flops").type == pa.float64()
     assert ev.num_rows == p.event_count
     assert set(ev.column("kind").to_pylist()) >= {"kernel", "cpu_op", "runtime"}
     assert p.flows().column_names == ["run", "rank", "from_event", "to_event", "kind"]
