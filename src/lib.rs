@@ -11,35 +11,8 @@ pub mod load;
 pub mod output;
 mod report;
 
-/// Wayland and Mesa's Vulkan drivers print `error: XDG_RUNTIME_DIR is invalid or not set` (four
-/// times) on starts that succeed when the variable is missing (containers, `su`, ssh sessions).
-/// Gives them a private directory instead (`$TMPDIR/warpscope-runtime-$USER`, mode 0700), unless
-/// `XDG_RUNTIME_DIR` already names a directory. `main` calls it first thing; the GUI tests call
-/// it before their first window.
-///
-/// # Safety
-///
-/// It may set an environment variable: no other thread may read or write the environment
-/// while it runs (call it before starting threads, or while every thread that would is
-/// waiting for it).
 #[cfg(target_os = "linux")]
-#[allow(unsafe_code)]
-pub unsafe fn ensure_runtime_dir() {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
-    let usable = |d: &std::path::Path| d.is_dir();
-    if std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| usable(std::path::Path::new(&d))) {
-        return;
-    }
-    let user = std::env::var("USER").unwrap_or_else(|_| "user".to_string());
-    let dir = std::env::temp_dir().join(format!("warpscope-runtime-{user}"));
-    let _ = std::fs::DirBuilder::new().mode(0o700).create(&dir);
-    // Only a directory of ours that nobody else can enter will do.
-    let ours = std::fs::metadata(&dir).is_ok_and(|m| m.is_dir() && m.mode() & 0o077 == 0);
-    if ours {
-        // SAFETY: the caller guarantees that nothing else reads or writes the environment now.
-        unsafe { std::env::set_var("XDG_RUNTIME_DIR", &dir) };
-    }
-}
+pub use warpscope_ui::ensure_runtime_dir;
 
 /// The text of a panic's payload (`panic!("...")` gives a `&str` or a `String`), for messages
 /// that turn a bug into a line the user can read and report.

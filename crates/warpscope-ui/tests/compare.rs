@@ -43,6 +43,7 @@ fn state_of(profiles: Vec<Arc<Profile>>) -> CompareState {
 }
 
 fn harness(state: CompareState) -> Harness<'static, CompareState> {
+    common::quiet_renderer();
     let mut h = Harness::builder()
         .with_size(egui::vec2(1600.0, 1000.0))
         .with_max_steps(64)

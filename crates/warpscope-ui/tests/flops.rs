@@ -180,6 +180,7 @@ fn harness(profile: &'static Profile, insights_view: bool) -> Harness<'static, R
         selection: Selection::default(),
         insights_view,
     };
+    common::quiet_renderer();
     let mut h = Harness::builder()
         .with_size(egui::vec2(1400.0, 1000.0))
         .build_ui_state(
@@ -321,6 +322,7 @@ fn snapshot_roofline_resnet50_fp32() {
         selection: Selection::default(),
         insights_view: false,
     };
+    common::quiet_renderer();
     let mut h = Harness::builder()
         .with_size(egui::vec2(1400.0, 700.0))
         .wgpu()
@@ -354,6 +356,7 @@ fn snapshot_insights_mfu_resnet50_fp32() {
         selection: Selection::default(),
         insights_view: true,
     };
+    common::quiet_renderer();
     let mut h = Harness::builder()
         .with_size(egui::vec2(1400.0, 900.0))
         .wgpu()

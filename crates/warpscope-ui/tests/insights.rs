@@ -34,6 +34,7 @@ fn harness_for(profile: &'static Profile) -> Harness<'static, App> {
         insights: InsightsState::default(),
         selection: Selection::default(),
     };
+    common::quiet_renderer();
     let mut h = Harness::builder()
         .with_size(egui::vec2(1400.0, 1000.0))
         .build_ui_state(

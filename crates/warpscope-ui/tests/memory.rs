@@ -38,6 +38,7 @@ fn harness(profile: &'static Profile) -> Harness<'static, App> {
         memory: MemoryState::default(),
         selection: Selection::default(),
     };
+    common::quiet_renderer();
     let mut h = Harness::builder()
         .with_size(egui::vec2(1400.0, 1200.0))
         .build_ui_state(

@@ -33,6 +33,7 @@ fn harness(profile: &'static Profile, kind: TableKind, size: (f32, f32)) -> Harn
         last: TablesResponse::default(),
         with_range_header: false,
     };
+    common::quiet_renderer();
     let mut h = Harness::builder()
         .with_size(egui::vec2(size.0, size.1))
         .build_ui_state(
@@ -366,6 +367,7 @@ fn every_table_shows_rows_for_resnet() {
 
 #[test]
 fn snapshot_resnet50_gpu_activities() {
+    common::quiet_renderer();
     let mut h = Harness::builder()
         .with_size(egui::vec2(1200.0, 700.0))
         .wgpu()

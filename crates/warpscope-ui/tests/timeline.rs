@@ -36,6 +36,7 @@ fn harness(profile: &'static Profile) -> Harness<'static, App> {
         clicked: None,
         range_selected: None,
     };
+    common::quiet_renderer();
     let mut h = Harness::builder()
         .with_size(egui::vec2(W, H))
         .with_step_dt(1.0 / 60.0) // frames as fast as a user's, so two clicks make a double-click
@@ -553,4 +554,18 @@ fn details_name_api_calls_as_the_tables_and_do_not_invent_an_occupancy() {
     h.run();
     h.get_by_label("achieved not estimated");
     assert!(h.query_by_label_contains("0 %").is_none());
+}
+
+/// The widget tests' harnesses get a usable `XDG_RUNTIME_DIR`, as the app's `main` gives its
+/// window, so that Mesa's drivers do not print `error: XDG_RUNTIME_DIR is invalid or not set`.
+#[cfg(target_os = "linux")]
+#[test]
+fn harnesses_get_a_runtime_directory() {
+    common::quiet_renderer();
+    let dir = std::env::var_os("XDG_RUNTIME_DIR").expect("XDG_RUNTIME_DIR is set");
+    assert!(
+        std::path::Path::new(&dir).is_dir(),
+        "{}",
+        dir.to_string_lossy()
+    );
 }
