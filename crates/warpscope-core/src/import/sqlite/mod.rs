@@ -520,3 +520,14 @@ pub(super) fn add_missing_devices(b: &mut ProfileBuilder) {
         "devices with activity but no description in the file are shown as `GPU N`",
     );
 }
+
+/// Process id of an Nsight Systems serialized global id (`globalPid` or `globalTid`), which
+/// `nsys.rs` and `nsys_memory.rs` both read.
+fn pid_of(global: i64) -> i64 {
+    (global >> 24) & 0xFF_FFFF
+}
+
+/// Thread id of an Nsight Systems serialized global id.
+fn tid_of(global: i64) -> i64 {
+    global & 0xFF_FFFF
+}

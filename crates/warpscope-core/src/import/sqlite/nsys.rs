@@ -8,8 +8,8 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use super::{
     ActivityNames, Db, Strings, TIME_LIMIT_NS, Time, TimeCheck, Zero, add_missing_devices,
     copy_info, correlation, gpu_track, int, kernel_info, memory_kind_nsys, memset_info,
-    name_tracks, nsys_memory, select_copies, select_kernels, select_memsets, stream_id, text,
-    thread_track, time, uint32, uint64, work_track,
+    name_tracks, nsys_memory, pid_of, select_copies, select_kernels, select_memsets, stream_id,
+    text, thread_track, tid_of, time, uint32, uint64, work_track,
 };
 use crate::builder::{ProfileBuilder, TrackId};
 use crate::import::{ImportError, Progress};
@@ -58,16 +58,6 @@ pub(super) fn recognise(db: &Db) -> bool {
         db.has("EXPORT_META_DATA") || db.has("META_DATA_EXPORT") || db.has("TARGET_INFO_GPU");
     let activity = ACTIVITY_TABLES.iter().any(|t| db.has(t));
     (db.has("StringIds") && (meta || activity)) || (meta && activity)
-}
-
-/// Process id of a serialized global id (`globalPid` or `globalTid`).
-pub(super) fn pid_of(global: i64) -> i64 {
-    (global >> 24) & 0xFF_FFFF
-}
-
-/// Thread id of a serialized global id.
-pub(super) fn tid_of(global: i64) -> i64 {
-    global & 0xFF_FFFF
 }
 
 /// Correlation scope of a serialized global id: its process.

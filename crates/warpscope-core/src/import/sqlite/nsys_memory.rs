@@ -6,8 +6,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::nsys::{pid_of, tid_of};
-use super::{Db, TimeCheck, Zero, int, thread_track, time, uint32};
+use super::{Db, TimeCheck, Zero, int, pid_of, thread_track, tid_of, time, uint32};
 use crate::builder::{MemoryRecord, ProfileBuilder, TrackId};
 use crate::import::{ImportError, Progress};
 use crate::model::{MemoryAction, MemoryDevice, MemorySource};
