@@ -6,7 +6,7 @@
 use rustc_hash::FxHashMap;
 
 use super::amd::{COPY_LANE, Lanes, api_kind, copy_kind, copy_memory, workgroups};
-use super::db::Join;
+use super::db::{Join, Select};
 use super::rocpd_info::{Session, SessionInfo};
 use super::{Db, Strings, TimeCheck, Zero, int, text, thread_track, time, uint32, uint64};
 use crate::builder::{ProfileBuilder, TrackId};
@@ -130,19 +130,10 @@ pub(super) fn read_dispatches(
     lanes: &mut Lanes,
     scope: u32,
 ) -> Result<(), ImportError> {
-    let table = s.table("rocpd_kernel_dispatch");
-    if !db.has(&table) {
-        return Ok(());
-    }
-    let symbols = symbols(db, b, s);
-    let event = s.table("rocpd_event");
-    let sel = db.select_join(
-        &table,
-        &[Join {
-            table: &event,
-            key: "id",
-            from_column: "event_id",
-        }],
+    let Some((table, sel)) = select_with_event(
+        db,
+        s,
+        "rocpd_kernel_dispatch",
         &[
             (0, "start", true),
             (0, "end", true),
@@ -161,7 +152,11 @@ pub(super) fn read_dispatches(
             (1, "stack_id", false),
             (1, "correlation_id", false),
         ],
-    )?;
+    )?
+    else {
+        return Ok(());
+    };
+    let symbols = symbols(db, b, s);
     let mut times = TimeCheck::new(ZERO);
     let mut unknown_symbol = 0u64;
     let mut unknown_name: Option<StrId> = None;
@@ -223,6 +218,29 @@ pub(super) fn read_dispatches(
     Ok(())
 }
 
+/// A SELECT of `columns` from session table `name` (table 0) joined to its `rocpd_event` row
+/// (table 1, by `event_id`), with the table's session-suffixed name; `None` when the session
+/// has no such table.
+fn select_with_event(
+    db: &Db,
+    s: &Session,
+    name: &str,
+    columns: &[(usize, &str, bool)],
+) -> Result<Option<(String, Select)>, ImportError> {
+    let table = s.table(name);
+    if !db.has(&table) {
+        return Ok(None);
+    }
+    let event = s.table("rocpd_event");
+    let join = Join {
+        table: &event,
+        key: "id",
+        from_column: "event_id",
+    };
+    let sel = db.select_join(&table, &[join], columns)?;
+    Ok(Some((table, sel)))
+}
+
 /// The memory copies of session `s`, on a copy lane of the GPU they involve (the destination
 /// when it is a GPU, else the source).
 #[allow(clippy::too_many_arguments)] // the session's shared state, as the other readers
@@ -236,18 +254,10 @@ pub(super) fn read_copies(
     lanes: &mut Lanes,
     scope: u32,
 ) -> Result<(), ImportError> {
-    let table = s.table("rocpd_memory_copy");
-    if !db.has(&table) {
-        return Ok(());
-    }
-    let event = s.table("rocpd_event");
-    let sel = db.select_join(
-        &table,
-        &[Join {
-            table: &event,
-            key: "id",
-            from_column: "event_id",
-        }],
+    let Some((table, sel)) = select_with_event(
+        db,
+        s,
+        "rocpd_memory_copy",
         &[
             (0, "start", true),
             (0, "end", true),
@@ -260,7 +270,10 @@ pub(super) fn read_copies(
             (1, "stack_id", false),
             (1, "correlation_id", false),
         ],
-    )?;
+    )?
+    else {
+        return Ok(());
+    };
     let mut times = TimeCheck::new(ZERO);
     let mut kinds: FxHashMap<StrId, CopyKind> = FxHashMap::default();
     let mut no_gpu = 0u64;
@@ -356,18 +369,10 @@ pub(super) fn read_regions(
     strings: &mut Strings<'_>,
     scope: u32,
 ) -> Result<(), ImportError> {
-    let table = s.table("rocpd_region");
-    if !db.has(&table) {
-        return Ok(());
-    }
-    let event = s.table("rocpd_event");
-    let sel = db.select_join(
-        &table,
-        &[Join {
-            table: &event,
-            key: "id",
-            from_column: "event_id",
-        }],
+    let Some((table, sel)) = select_with_event(
+        db,
+        s,
+        "rocpd_region",
         &[
             (0, "start", true),
             (0, "end", true),
@@ -379,7 +384,10 @@ pub(super) fn read_regions(
             (1, "correlation_id", false),
             (1, "extdata", false),
         ],
-    )?;
+    )?
+    else {
+        return Ok(());
+    };
     let mut times = TimeCheck::new(ZERO);
     let mut threads = Threads::default();
     let mut kind_of: FxHashMap<i64, EventKind> = FxHashMap::default();
