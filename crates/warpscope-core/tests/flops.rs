@@ -224,9 +224,29 @@ fn hostile_shapes_are_unknown_with_a_warning_never_a_panic() {
     ];
     let json = format!(r#"{{"traceEvents":[{}]}}"#, events.join(","));
     let p = import_bytes(Path::new("hostile.json"), json.as_bytes(), &Progress::new()).unwrap();
-    let codes: Vec<&str> = p.warnings.iter().map(|w| w.code.as_str()).collect();
-    assert!(codes.contains(&"op_dims_invalid"), "{codes:?}");
-    assert!(codes.contains(&"op_dtype_unknown"), "{codes:?}");
+    // Per event: a negative size, two overflowing products, a size that is no list and a
+    // fractional size; an unknown type name, and tensors recorded without a type (three).
+    let count = |p: &warpscope_core::Profile, code: &str| {
+        p.warnings.iter().find(|w| w.code == code).map(|w| w.count)
+    };
+    assert_eq!(count(&p, "op_dims_invalid"), Some(5), "{:?}", p.warnings);
+    assert_eq!(count(&p, "op_dtype_unknown"), Some(4), "{:?}", p.warnings);
+    // Read in blocks on worker threads (each distinct text read once, when the blocks are
+    // merged), the file gives the same inputs and warnings.
+    for block in [1, 50, 400] {
+        let (b, _) = warpscope_core::import::chrome::import_with_block_bytes(
+            warpscope_core::Input::Bytes {
+                name: Path::new("hostile.json"),
+                data: json.as_bytes(),
+            },
+            &Progress::new(),
+            block,
+        )
+        .unwrap();
+        assert_eq!(b.op_args.rows, p.op_args.rows, "block size {block}");
+        assert_eq!(count(&b, "op_dims_invalid"), Some(5), "block size {block}");
+        assert_eq!(count(&b, "op_dtype_unknown"), Some(4), "block size {block}");
+    }
     let r = flops_report(&p, TimeRange::ALL, PeakOverride::default());
     // Every call is unknown, so nothing is counted; the overflowing bmm is named.
     assert!(r.is_empty());

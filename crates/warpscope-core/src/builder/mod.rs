@@ -624,7 +624,8 @@ impl ProfileBuilder {
         flows.shrink_to_fit();
 
         let (mut tracks, position) = order_tracks(std::mem::take(&mut self.tracks), &mut flows);
-        let op_args = std::mem::take(&mut self.op_args).renumber(&mut tracks);
+        let (op_args, unusable) = std::mem::take(&mut self.op_args).renumber(&mut tracks);
+        self.warn_unusable_op_args(unusable);
         self.devices.sort_by_key(|d| d.id);
         let (memory_events, memory_dropped) = self.finish_memory(origin_raw_ns, &position);
         self.warn(

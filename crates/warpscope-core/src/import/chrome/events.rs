@@ -6,6 +6,7 @@ use super::classify::{
     parse_memcpy_name, parse_memset_kind,
 };
 use super::memory::{MEMORY_EVENT, OOM_EVENT};
+use super::op_args;
 use super::tokenize::{RawEvent, RawId};
 use super::{ChromeState, FlowPoint, OpenBegin};
 use crate::builder::{TIME_LIMIT_NS, TrackId};
@@ -433,11 +434,11 @@ impl ChromeState {
                 self.b.push_api(track, ts_ns, dur_ns, name, kind, info, 0);
             }
             EventKind::CpuOp => {
-                let keep = super::op_args::keeps_concrete(name_text);
-                match args.and_then(|a| super::op_args::find(a, keep)) {
+                let keep = op_args::keeps_concrete(name_text);
+                match args.and_then(|a| op_args::find(a, keep)) {
                     Some(raw) => {
                         raw.key_into(&mut self.op_key);
-                        let row = self.b.intern_op_args(&self.op_key, || raw.parse());
+                        let row = self.b.intern_op_args_text(&self.op_key, op_args::read_key);
                         self.b.push_op(track, ts_ns, dur_ns, name, row);
                     }
                     None => self.b.push(track, ts_ns, dur_ns, name, kind),

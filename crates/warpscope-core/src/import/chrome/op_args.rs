@@ -98,17 +98,20 @@ pub(super) fn find(args: &[u8], keep_concrete: bool) -> Option<RawOpArgs<'_>> {
 /// True for operators whose `Concrete Inputs` are kept: convolutions (`aten::conv2d`,
 /// `aten::convolution_backward`, `aten::cudnn_convolution`).
 pub(super) fn keeps_concrete(name: &str) -> bool {
-    name.contains("conv")
+    // A plain scan: operator names are short, and `str::contains` sets up a searcher per call.
+    name.as_bytes().windows(4).any(|w| w == b"conv")
 }
 
 impl RawOpArgs<'_> {
-    /// Writes into `k` (emptied first) the key the inputs are interned by: their texts, each
-    /// ended by a byte JSON text cannot hold.
+    /// Writes into `k` (emptied first) the key the inputs are interned by: each text after
+    /// its length (4 bytes, little-endian), read back by [`read_key`].
     pub(super) fn key_into(&self, k: &mut Vec<u8>) {
         k.clear();
         for part in [self.dims, self.types, self.concrete, self.flops, self.bytes] {
+            // Args of more than 4 GiB cannot be: an event is at most `MAX_EVENT_BYTES`.
+            let len = u32::try_from(part.len()).unwrap_or(u32::MAX);
+            k.extend_from_slice(&len.to_le_bytes());
             k.extend_from_slice(part);
-            k.push(0);
         }
     }
 
@@ -149,6 +152,32 @@ impl RawOpArgs<'_> {
             bytes: count(self.bytes),
         }
     }
+}
+
+/// The inputs whose key [`RawOpArgs::key_into`] wrote (no inputs for a key it did not).
+pub(super) fn read_key(key: &[u8]) -> OpArgs {
+    let mut parts = [&b""[..]; 5];
+    let mut rest = key;
+    for part in &mut parts {
+        let Some((len, tail)) = rest.split_first_chunk::<4>() else {
+            return OpArgs::default();
+        };
+        let len = usize::try_from(u32::from_le_bytes(*len)).unwrap_or(usize::MAX);
+        let Some((text, tail)) = tail.split_at_checked(len) else {
+            return OpArgs::default();
+        };
+        *part = text;
+        rest = tail;
+    }
+    let [dims, types, concrete, flops, bytes] = parts;
+    RawOpArgs {
+        dims,
+        types,
+        concrete,
+        flops,
+        bytes,
+    }
+    .parse()
 }
 
 /// The elements of a JSON array text (what was read up to a syntax error).
@@ -230,6 +259,10 @@ mod tests {
         let args = br#"{"External id": 8, "Concrete Inputs": ["", "", "", "[2, 2]", "[3, 3]", "[1, 1]", "1"], "Input type": ["float", "float", "", "ScalarList", "ScalarList", "ScalarList", "Scalar"], "Input Strides": [[150528, 50176, 224, 1], [147, 49, 7, 1], [], [], [], [], []], "Input Dims": [[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], []], "Ev Idx": 4885}"#;
         let raw = find(args, true).expect("has dims");
         let a = raw.parse();
+        let mut key = Vec::new();
+        raw.key_into(&mut key);
+        assert_eq!(read_key(&key), a, "the key reads back as the args");
+        assert_eq!(read_key(&key[..key.len() - 1]), OpArgs::default());
         assert_eq!(a.inputs.len(), 7);
         assert_eq!(a.inputs[0].dtype, Dtype::F32);
         assert_eq!(a.inputs[0].shape(), Some(&[32, 3, 224, 224][..]));
