@@ -567,8 +567,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 kernel_wait_threshold_ns: (kernel_wait_us * 1_000.0).round() as i64,
                 ..Default::default()
             };
-            let insights = warpscope_core::analysis::analyze(&profile, time_range, &opts);
-            let flops = warpscope_core::analysis::flops::flops_report(&profile, time_range, over);
+            let (insights, flops) = warpscope_core::analysis::contract::analyze_with_flops(
+                &profile, time_range, &opts, over,
+            );
             warn_flops_beside(&profile, &flops, format);
             emit(&report::analyze(
                 &profile, &insights, &flops, &analyzed, top, format,

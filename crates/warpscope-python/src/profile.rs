@@ -10,10 +10,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 use serde::Serialize;
 use warpscope_core::analysis::compare::profile_rank;
-use warpscope_core::analysis::contract::{AnalyzeJson, AnalyzedRange, MemoryJson};
-use warpscope_core::analysis::flops::{PeakOverride, flops_report};
+use warpscope_core::analysis::contract::{
+    AnalyzeJson, AnalyzedRange, MemoryJson, analyze_with_flops,
+};
+use warpscope_core::analysis::flops::PeakOverride;
 use warpscope_core::analysis::memory::memory_report;
-use warpscope_core::analysis::{AnalyzeOptions, analyze, summary_report};
+use warpscope_core::analysis::{AnalyzeOptions, summary_report};
 use warpscope_core::{Profile as CoreProfile, Progress, TimeRange, import_bytes, import_file};
 use warpscope_parquet::{RowScope, RunMeta, TABLES, build_tables, cpu_ops_table};
 
@@ -297,9 +299,13 @@ impl Profile {
         };
         let profile = Arc::clone(&self.inner);
         let text = py.allow_threads(move || {
-            let insights = analyze(&profile, analyzed.time_range(), &opts);
             // The FLOPs section as the CLI computes it without --peak-* overrides.
-            let flops = flops_report(&profile, analyzed.time_range(), PeakOverride::default());
+            let (insights, flops) = analyze_with_flops(
+                &profile,
+                analyzed.time_range(),
+                &opts,
+                PeakOverride::default(),
+            );
             serde_json::to_string(&AnalyzeJson::new(&profile, &insights, &flops, &analyzed))
         });
         json_dict(py, text)

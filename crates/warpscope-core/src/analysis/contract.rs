@@ -7,13 +7,30 @@ use serde::Serialize;
 
 use super::SourceReport;
 use super::compare::{step_numbers, step_range};
-use super::flops::{Bound, FlopsFinding, FlopsReport};
+use super::flops::{Bound, FlopsFinding, FlopsReport, PeakOverride, flops_report};
 use super::insight::{
-    DeviceBreakdown, GapCause, HostWaitOp, Insights, KernelInsight, LaunchStats, StreamIdle,
+    AnalyzeOptions, DeviceBreakdown, GapCause, HostWaitOp, Insights, KernelInsight, LaunchStats,
+    StreamIdle, analyze,
 };
 use super::memory::{MemoryFinding, MemoryPeak, MemoryReport, memory_peaks, memory_report};
 use crate::model::{EventRef, Profile};
 use crate::time::TimeRange;
+
+/// What [`AnalyzeJson`] is made of: the insights and the FLOPs analysis of `profile` over
+/// `range` (peaks overridden by `over`), worked out side by side on two threads where there
+/// are two: they only read the profile.
+pub fn analyze_with_flops(
+    profile: &Profile,
+    range: TimeRange,
+    opts: &AnalyzeOptions,
+    over: PeakOverride,
+) -> (Insights, FlopsReport) {
+    let (flops, insights) = crate::parallel::join(
+        || flops_report(profile, range, over),
+        || analyze(profile, range, opts),
+    );
+    (insights, flops)
+}
 
 /// The range that was analysed, as the user asked for it.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]

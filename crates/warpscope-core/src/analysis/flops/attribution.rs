@@ -120,6 +120,8 @@ pub fn op_work(profile: &Profile, track: &Track, index: usize) -> Option<Work> {
 
 /// No work: not an operator.
 const NO_WORK: u32 = u32::MAX;
+/// An event that owns no GPU work.
+const NO_SLOT: u32 = u32::MAX;
 /// Known FLOPs of a model operator (matrix product, convolution, attention) nested in the
 /// event.
 const HEAVY_BELOW: u8 = 1;
@@ -273,8 +275,16 @@ pub fn attribute(profile: &Profile, range: TimeRange) -> Attribution {
         let has_ops = !track.key.is_gpu() && track.events.kind.contains(&EventKind::CpuOp);
         counts.push(has_ops.then(|| count_track(profile, track, &mut works)));
     }
-    // GPU work by owner: (track, owner event) → what it owns, and the shares.
-    let mut owned: FxHashMap<(u32, u32), Owned> = FxHashMap::default();
+    // GPU work by owner: per track, the slot in `owned` of each owner event (or `NO_SLOT`),
+    // and the shares.
+    let mut slots: Vec<Vec<u32>> = counts
+        .iter()
+        .map(|c| {
+            c.as_ref()
+                .map_or_else(Vec::new, |c| vec![NO_SLOT; c.owner.len()])
+        })
+        .collect();
+    let mut owned: Vec<Owned> = Vec::new();
     let mut shares: Vec<(EventRef, EventRef, i64)> = Vec::new();
     // The precision each kernel name states, looked at once per name.
     let mut stated: FxHashMap<StrId, Option<Precision>> = FxHashMap::default();
@@ -304,7 +314,19 @@ pub fn attribute(profile: &Profile, range: TimeRange) -> Attribution {
             TrackKey::Gpu { device, .. } => Some(device),
             _ => None,
         };
-        let entry = owned.entry((flow.from.track, o)).or_default();
+        let Some(slot) = slots
+            .get_mut(flow.from.track as usize)
+            .and_then(|t| t.get_mut(o as usize))
+        else {
+            continue;
+        };
+        if *slot == NO_SLOT {
+            *slot = u32::try_from(owned.len()).unwrap_or(NO_SLOT);
+            owned.push(Owned::default());
+        }
+        let Some(entry) = owned.get_mut(*slot as usize) else {
+            continue;
+        };
         entry.gpu_ns = entry.gpu_ns.saturating_add(dur_ns);
         if entry.first_ns.is_none_or(|f| g.start_ns[gi] < f) {
             entry.first_ns = Some(g.start_ns[gi]);
@@ -340,7 +362,10 @@ pub fn attribute(profile: &Profile, range: TimeRange) -> Attribution {
             }
             let counted = count.flags[i] & COUNTED != 0;
             let index = u32::try_from(i).unwrap_or(u32::MAX);
-            let own = owned.get(&(t, index)).copied();
+            let own = slots[t as usize]
+                .get(i)
+                .and_then(|&slot| owned.get(slot as usize))
+                .copied();
             if !counted && own.is_none() {
                 continue;
             }
