@@ -1,10 +1,19 @@
 #!/usr/bin/env python3
 """What the FLOPs analysis costs on the 139 MB Kineto trace: `analyze` and `summary` of this
-build against a build without it (the main branch), interleaved, with `gzip -dc` of the same
-file as the yardstick measured in the same run.
+build against a build without it, interleaved, with `gzip -dc` of the same file as the
+yardstick measured in the same run.
 
-    python3 scripts/bench_flops.py --base /path/to/main/warpscope [--bin target/release/warpscope]
-        [--runs 5] [--trace FILE]
+    python3 scripts/bench_flops.py --base /path/to/warpscope-without-flops
+        [--bin target/release/warpscope] [--runs 5] [--trace FILE]
+
+The base is this tree with the FLOPs work switched off (`scripts/no_flops.patch`: the Kineto
+importer reads no operator shapes, `analyze` computes no FLOPs section), so that nothing else
+differs:
+
+    git apply scripts/no_flops.patch && cargo build --release -p warpscope \
+        && cp target/release/warpscope /tmp/ws-noflops; git apply -R scripts/no_flops.patch
+    cargo build --release -p warpscope
+    python3 scripts/bench_flops.py --base /tmp/ws-noflops --runs 15
 
 Prints per row the medians of wall time, CPU time and peak resident memory (wait4, as
 scripts/bench.py measures them), and the ratios of this build to the base.
