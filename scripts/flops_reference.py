@@ -5,13 +5,15 @@ written from docs/flops.md (sections 1-4 and 6) alone, standard library only.
     python3 scripts/flops_reference.py TRACE.json[.gz]
 
 Prints JSON: per operator name the calls that count FLOPs or own GPU work, their counted FLOPs
-and bytes and the GPU time they own; per device the model and hardware FLOPs; and per operator
+and bytes and the GPU time they own; per kernel name the same, split from its owners (section
+4); per device the model and hardware FLOPs; and per operator
 name the FLOPs of every event with a formula, counted or not (`all_events`, what PyTorch's own
 profiler sums). crates/warpscope-core/tests/flops.rs compares it with warpscope.
 """
 import decimal
 import gzip
 import json
+import math
 import sys
 
 ELEMENTWISE = set("""add add_ sub sub_ rsub mul mul_ div div_ neg neg_ abs exp exp_ log sqrt
@@ -29,6 +31,8 @@ miopen_batch_norm_backward native_layer_norm_backward native_group_norm_backward
 _fused_rms_norm_backward _softmax_backward_data _log_softmax_backward_data""".split())
 REDUCTION = {"sum", "mean", "amax", "amin", "norm", "linalg_vector_norm"}
 COPY = {"copy_", "clone", "fill_", "zero_"}
+# Kernels that only move data for their operator (section 4).
+LAYOUT_KERNELS = ("nchwToNhwc", "nhwcToNchw", "init_device_workspace")
 MATMUL = {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "_scaled_mm"}
 # name: (stride, padding, dilation, transposed (bool or arg index), output_padding, groups)
 CONV = {
@@ -478,6 +482,46 @@ def cat_class(cat):
     return "other"
 
 
+def share(total, part, whole):
+    """total × part / whole in double precision, rounded half away from zero (section 4)."""
+    if whole <= 0:
+        return None
+    return int(math.floor(float(total) * float(part) / float(whole) + 0.5))
+
+
+def kernel_rows(tracks, owned, launches):
+    """Per kernel (and copy and set) name: its owners' FLOPs and bytes split by GPU time over
+    the owner's kernels that do arithmetic (section 4)."""
+    rows = {}
+    for (t, o), ls in launches.items():
+        works, counted = tracks[t][2], tracks[t][3]
+        w = works[o]
+        flops = w[1] if counted[o] and w is not None else None
+        nbytes = w[2] if flops is not None else None
+        total = owned[(t, o)][0]
+        arith_total = sum(d for _, d, a in ls if a)
+        for kname, dur, arith in ls:
+            r = rows.setdefault(kname, {"name": kname, "calls": 0, "flops": None,
+                                        "bytes": None, "gpu_time_ns": 0})
+            r["calls"] += 1
+            r["gpu_time_ns"] += dur
+            if flops is None:
+                continue
+            if arith_total <= 0:
+                f, b = share(flops, dur, total), share(nbytes, dur, total) if nbytes is not None else None
+            elif arith:
+                f = share(flops, dur, arith_total)
+                b = share(nbytes, dur, arith_total) if nbytes is not None else None
+            else:
+                f, b = 0, None
+            if f is None:
+                continue
+            r["flops"] = (r["flops"] or 0) + f
+            if b is not None:
+                r["bytes"] = (r["bytes"] or 0) + b
+    return rows
+
+
 def main():
     path = sys.argv[1]
     opener = gzip.open if path.endswith(".gz") else open
@@ -494,7 +538,8 @@ def main():
         dur = max(to_ns(e.get("dur", 0)), 0)
         args = e.get("args") if isinstance(e.get("args"), dict) else {}
         if cls == "gpu":
-            gpu.append((start, dur, args, e.get("pid")))
+            is_kernel = "kernel" in [p.strip().lower() for p in (e.get("cat") or "").split(",")]
+            gpu.append((start, dur, args, e.get("pid"), e.get("name", ""), is_kernel))
             continue
         if cls == "gpu_other":
             continue
@@ -581,7 +626,9 @@ def main():
                 c = args["correlation"]
                 calls_by_corr.setdefault(c, (t, i))
     owned = {}
-    for start, dur, args, pid in gpu:
+    # Per owner: its launches (name, duration, does arithmetic), for the kernel rows.
+    launches = {}
+    for start, dur, args, pid, kname, is_kernel in gpu:
         c = args.get("correlation")
         if c is None or c not in calls_by_corr:
             continue
@@ -594,6 +641,8 @@ def main():
         g[0] += dur
         if g[1] is None or start < g[1]:
             g[1], g[2] = start, device
+        arith = is_kernel and not any(p in kname for p in LAYOUT_KERNELS)
+        launches.setdefault((t, o), []).append((kname, dur, arith))
     rows = {}
     devices = {}
     for t, (evs, parent, works, counted, owner) in enumerate(tracks):
@@ -617,8 +666,10 @@ def main():
                     d["hardware_flops"] += w[1]
                     if w[0] in MODEL:
                         d["model_flops"] += w[1]
+    kernels = kernel_rows(tracks, owned, launches)
     out = {
         "operators": sorted(rows.values(), key=lambda r: r["name"]),
+        "kernels": sorted(kernels.values(), key=lambda r: r["name"]),
         "devices": sorted(devices.values(), key=lambda d: str(d["device"])),
         "all_events": dict(sorted(report_all.items())),
     }

@@ -131,11 +131,21 @@ fn roofline_shows_operators_against_the_devices_ceilings() {
         "GPU 0 (NVIDIA H200): peak 989.5 TFLOP/s (bf16), 4800 GB/s",
         "ceilings (TFLOP/s): fp64 34.0, fp32 67.0, tf32 494.5, fp16 989.5, bf16 989.5, fp8 1979.0",
         "aten::convolution_backward",
-        "Kernels (their operator's FLOPs, split by time):",
+        "Kernels (their operator's FLOPs split by time over its arithmetic kernels; layout \
+         kernels and copies 0):",
     ] {
         assert!(text.contains(want), "{want}\n{text}");
     }
     let j = json(&["roofline", BF16]);
+    // cuDNN's layout kernels around the convolutions do none of their FLOPs.
+    let layout = j["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"].as_str().unwrap().contains("nchwToNhwcKernel"))
+        .expect("the layout kernel's row");
+    assert_eq!(layout["flops"], 0, "{layout}");
+    assert!(layout["intensity"].is_null(), "{layout}");
     let d = &j["devices"][0];
     assert_eq!(d["precision"], "bf16");
     let ridge = d["ridge_flops_per_byte"].as_f64().unwrap();

@@ -307,7 +307,10 @@ pub fn roofline(
             }
             let _ = writeln!(out, "\nOperators on the roofline (most GPU time first):");
             rows_table(&mut out, &r.operators, top, true);
-            let _ = writeln!(out, "\nKernels (their operator's FLOPs, split by time):");
+            let _ = writeln!(
+                out,
+                "\nKernels (their operator's FLOPs split by time over its arithmetic kernels; layout kernels and copies 0):"
+            );
             rows_table(&mut out, &r.kernels, top, true);
             let _ = writeln!(
                 out,

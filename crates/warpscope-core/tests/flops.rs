@@ -101,6 +101,26 @@ fn every_sample_with_shapes_equals_the_python_reference() {
         for (o, want) in our_ops.iter().zip(ref_ops) {
             assert_eq!(o, want, "{rel}");
         }
+        // Kernels: their owners' figures split over the kernels that do the arithmetic.
+        let mut our_kernels: Vec<serde_json::Value> = ours
+            .kernels
+            .iter()
+            .map(|k| {
+                serde_json::json!({
+                    "name": k.name,
+                    "calls": k.calls,
+                    "flops": k.flops,
+                    "bytes": k.bytes,
+                    "gpu_time_ns": k.gpu_time_ns,
+                })
+            })
+            .collect();
+        our_kernels.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        let ref_kernels = r["kernels"].as_array().unwrap();
+        assert_eq!(our_kernels.len(), ref_kernels.len(), "{rel}: kernel rows");
+        for (k, want) in our_kernels.iter().zip(ref_kernels) {
+            assert_eq!(k, want, "{rel}");
+        }
         // Model and hardware FLOPs per device.
         let mut ref_devices: BTreeMap<String, (u64, u64)> = BTreeMap::new();
         for d in r["devices"].as_array().unwrap() {
@@ -263,4 +283,63 @@ fn hostile_shapes_are_unknown_with_a_warning_never_a_panic() {
             }
         }
     }
+}
+
+/// Nsight Compute's counters for one FP32 convolution forward and backward on an H200
+/// (`docs/flops_ncu_layout.json`, from `scripts/ncu_layout_kernels.sh`): the GEMM kernels that
+/// run on Tensor Cores with `mma.sync` TF32 (16×8×8, 2 048 FLOPs an instruction) execute
+/// exactly the FLOPs of the convolution formula, and cuDNN's layout kernels, which get none of
+/// the operator's FLOPs (`docs/flops.md`, section 4), one FP32 multiply per element at most.
+#[test]
+fn nsight_compute_counts_the_formulas_flops_in_the_gemm_kernels_and_none_in_layout_kernels() {
+    use warpscope_core::analysis::flops::{formulas, moves_data_only};
+    use warpscope_core::model::{Dims, Dtype, OpArgs, OpInput};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/flops_ncu_layout.json");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let tensor = |dims: &[i64]| OpInput {
+        dtype: Dtype::F32,
+        dims: Dims::Shape(dims.into()),
+        ints: None,
+    };
+    let ints = |v: &[i64]| OpInput {
+        dtype: Dtype::NotTensor,
+        dims: Dims::Shape(Box::new([])),
+        ints: Some(v.into()),
+    };
+    // aten::cudnn_convolution(input, weight, padding, stride, dilation, groups, ...).
+    let args = OpArgs {
+        inputs: vec![
+            tensor(&[32, 64, 56, 56]),
+            tensor(&[64, 64, 3, 3]),
+            ints(&[1, 1]),
+            ints(&[1, 1]),
+            ints(&[1, 1]),
+            ints(&[1]),
+        ]
+        .into(),
+        flops: None,
+        bytes: None,
+    };
+    let conv = formulas::work("aten::cudnn_convolution", &args)
+        .and_then(|w| w.flops)
+        .unwrap();
+    assert_eq!(conv, 7_398_752_256);
+    let elements: u64 = 32 * 64 * 56 * 56;
+    let (mut gemms, mut layouts) = (0, 0);
+    for k in doc["kernels"].as_array().unwrap() {
+        let name = k["kernel"].as_str().unwrap();
+        let count = |f: &str| k[f].as_u64().unwrap();
+        if name.contains("fprop_implicit_gemm_tf32") || name.contains("s1688dgrad") {
+            assert_eq!(count("tensor_hmma_inst") * 2048, conv, "{name}");
+            gemms += 1;
+        }
+        if moves_data_only(name) {
+            let fp32 = 2 * count("ffma") + count("fadd") + count("fmul");
+            assert!(fp32 <= elements, "{name}: {fp32}");
+            assert!(fp32 * 1000 < conv, "{name}: {fp32} against {conv}");
+            layouts += 1;
+        }
+    }
+    assert_eq!((gemms, layouts), (4, 18));
 }

@@ -23,6 +23,9 @@ pub struct OpCall {
     pub counted: bool,
     /// GPU time of the kernels, copies and sets it owns, within the range.
     pub gpu_ns: i64,
+    /// The part of `gpu_ns` in kernels that do its arithmetic: all but copies, sets and
+    /// layout kernels ([`moves_data_only`]).
+    pub arith_gpu_ns: i64,
     /// The device of its first owned GPU work.
     pub device: Option<u32>,
     /// Start of its first owned GPU work (for the step it belongs to).
@@ -53,6 +56,9 @@ pub struct KernelShare {
     pub call: u32,
     /// Its duration within the range.
     pub dur_ns: i64,
+    /// True for a kernel that does its owner's arithmetic (not a copy, a set or a layout
+    /// kernel: [`moves_data_only`]).
+    pub arith: bool,
 }
 
 /// The operator calls of a profile with their FLOPs and the GPU work each owns.
@@ -81,20 +87,56 @@ impl Attribution {
         self.kernels.get(i)
     }
 
-    /// FLOPs of kernel `e`: its owner's counted FLOPs split by GPU time over the work it
-    /// owns (`None` when unknown or not counted).
+    /// FLOPs of kernel `e` ([`Attribution::share_flops`]).
     pub fn kernel_flops(&self, e: EventRef) -> Option<f64> {
-        let k = self.kernel(e)?;
-        let c = self.calls.get(k.call as usize)?;
-        share(c.counted_flops()?, k.dur_ns, c.gpu_ns)
+        self.share_flops(self.kernel(e)?)
     }
 
-    /// Bytes of kernel `e`, split as [`Attribution::kernel_flops`].
+    /// Bytes of kernel `e` ([`Attribution::share_bytes`]).
     pub fn kernel_bytes(&self, e: EventRef) -> Option<f64> {
-        let k = self.kernel(e)?;
-        let c = self.calls.get(k.call as usize)?;
-        share(c.counted_bytes()?, k.dur_ns, c.gpu_ns)
+        self.share_bytes(self.kernel(e)?)
     }
+
+    /// The FLOPs of share `k`: its owner's counted FLOPs split by GPU time over the owner's
+    /// kernels that do arithmetic, 0 for its other work (copies, sets, layout kernels:
+    /// [`moves_data_only`]); where the owner launched no kernel that does arithmetic, split by
+    /// time over all it launched (`docs/flops.md`, section 4). `None` when unknown or not
+    /// counted.
+    pub fn share_flops(&self, k: &KernelShare) -> Option<f64> {
+        let c = self.calls.get(k.call as usize)?;
+        let flops = c.counted_flops()?;
+        if c.arith_gpu_ns <= 0 {
+            share(flops, k.dur_ns, c.gpu_ns)
+        } else if k.arith {
+            share(flops, k.dur_ns, c.arith_gpu_ns)
+        } else {
+            Some(0.0)
+        }
+    }
+
+    /// The bytes of share `k`, split as its FLOPs: the operator's inputs and outputs are what
+    /// its arithmetic kernels read and write; what a copy, set or layout kernel beside them
+    /// moves is not known from the shapes (`None`).
+    pub fn share_bytes(&self, k: &KernelShare) -> Option<f64> {
+        let c = self.calls.get(k.call as usize)?;
+        let bytes = c.counted_bytes()?;
+        if c.arith_gpu_ns <= 0 {
+            share(bytes, k.dur_ns, c.gpu_ns)
+        } else if k.arith {
+            share(bytes, k.dur_ns, c.arith_gpu_ns)
+        } else {
+            None
+        }
+    }
+}
+
+/// True for a kernel that only moves data for its operator: the layout transforms
+/// (`nchwToNhwcKernel`, `nhwcToNchwKernel`) and workspace fills (`init_device_workspace_kernel`)
+/// that cuDNN runs around a convolution. They get none of the operator's FLOPs.
+pub fn moves_data_only(kernel_name: &str) -> bool {
+    ["nchwToNhwc", "nhwcToNchw", "init_device_workspace"]
+        .iter()
+        .any(|p| kernel_name.contains(p))
 }
 
 /// `total` × `part_ns` / `whole_ns`.
@@ -260,6 +302,7 @@ fn count_track(profile: &Profile, track: &Track, works: &mut Works) -> TrackCoun
 #[derive(Clone, Copy, Default)]
 struct Owned {
     gpu_ns: i64,
+    arith_ns: i64,
     device: Option<u32>,
     first_ns: Option<i64>,
     /// The precision of its longest kernel whose name states one, and that kernel's time.
@@ -285,9 +328,10 @@ pub fn attribute(profile: &Profile, range: TimeRange) -> Attribution {
         })
         .collect();
     let mut owned: Vec<Owned> = Vec::new();
-    let mut shares: Vec<(EventRef, EventRef, i64)> = Vec::new();
-    // The precision each kernel name states, looked at once per name.
-    let mut stated: FxHashMap<StrId, Option<Precision>> = FxHashMap::default();
+    let mut shares: Vec<(EventRef, EventRef, i64, bool)> = Vec::new();
+    // The precision each kernel name states, and whether it moves data only, looked at once
+    // per name.
+    let mut named: FxHashMap<StrId, (Option<Precision>, bool)> = FxHashMap::default();
     for flow in &profile.flows {
         if flow.kind != FlowKind::Launch {
             continue;
@@ -332,22 +376,28 @@ pub fn attribute(profile: &Profile, range: TimeRange) -> Attribution {
             entry.first_ns = Some(g.start_ns[gi]);
             entry.device = device;
         }
+        let mut arith = false;
         if g.kind[gi] == EventKind::Kernel {
             let name = g.name[gi];
-            let p = *stated
-                .entry(name)
-                .or_insert_with(|| precision_of_kernel(profile.str(name)));
+            let (p, data_only) = *named.entry(name).or_insert_with(|| {
+                let text = profile.str(name);
+                (precision_of_kernel(text), moves_data_only(text))
+            });
             if let Some(p) = p
                 && entry.longest.is_none_or(|(d, _)| dur_ns > d)
             {
                 entry.longest = Some((dur_ns, p));
             }
+            arith = !data_only;
+        }
+        if arith {
+            entry.arith_ns = entry.arith_ns.saturating_add(dur_ns);
         }
         let owner = EventRef {
             track: flow.from.track,
             index: o,
         };
-        shares.push((flow.to, owner, dur_ns));
+        shares.push((flow.to, owner, dur_ns, arith));
     }
     let mut calls: Vec<OpCall> = Vec::new();
     for (t, count) in counts.iter().enumerate() {
@@ -382,6 +432,7 @@ pub fn attribute(profile: &Profile, range: TimeRange) -> Attribution {
                 work,
                 counted,
                 gpu_ns: own.gpu_ns,
+                arith_gpu_ns: own.arith_ns,
                 device: own.device,
                 first_gpu_ns: own.first_ns,
                 precision,
@@ -391,12 +442,13 @@ pub fn attribute(profile: &Profile, range: TimeRange) -> Attribution {
     // `calls` is in event order; the shares point at calls by position.
     let mut kernels: Vec<KernelShare> = shares
         .into_iter()
-        .filter_map(|(kernel, owner, dur_ns)| {
+        .filter_map(|(kernel, owner, dur_ns, arith)| {
             let call = calls.binary_search_by_key(&owner, |c| c.event).ok()?;
             Some(KernelShare {
                 kernel,
                 call: u32::try_from(call).ok()?,
                 dur_ns,
+                arith,
             })
         })
         .collect();

@@ -5,7 +5,7 @@
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::attribution::{Attribution, share};
+use super::attribution::Attribution;
 use super::formulas::Family;
 use super::peaks::{DevicePeaks, PeakOverride, Precision};
 use crate::model::{EventRef, Profile};
@@ -233,7 +233,7 @@ pub fn operator_rows(
 }
 
 /// One row per kernel name (and copy and set launched by an operator): the FLOPs and bytes of
-/// its owners split by GPU time.
+/// its owners split by GPU time ([`Attribution::share_flops`], [`Attribution::share_bytes`]).
 pub fn kernel_rows(
     profile: &Profile,
     att: &Attribution,
@@ -249,8 +249,8 @@ pub fn kernel_rows(
         let name = name_of(profile, k.kernel);
         let sums = by_name.entry(name).or_default();
         sums.family = sums.family.or(c.work.map(|w| w.family));
-        let flops = whole(c.counted_flops().and_then(|t| share(t, k.dur_ns, c.gpu_ns)));
-        let bytes = whole(c.counted_bytes().and_then(|t| share(t, k.dur_ns, c.gpu_ns)));
+        let flops = whole(att.share_flops(k));
+        let bytes = whole(att.share_bytes(k));
         let precision = stated
             .entry(name)
             .or_insert_with(|| super::peaks::precision_of_kernel(profile.str(name)))

@@ -23,7 +23,7 @@ pub mod peaks;
 
 use rustc_hash::FxHashMap;
 
-pub use attribution::{Attribution, KernelShare, OpCall, attribute, op_work};
+pub use attribution::{Attribution, KernelShare, OpCall, attribute, moves_data_only, op_work};
 pub use figures::{
     Bound, DeviceFlops, FAR_BELOW_ROOF_PCT, Roofline, StepFlops, WorkRow, device_flops,
     kernel_rows, operator_rows,

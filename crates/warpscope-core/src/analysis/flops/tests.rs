@@ -298,3 +298,73 @@ fn findings_name_fp32_matmuls_and_memory_bound_time() {
     // clamp_min_ and the copy are memory-bound: 3 µs of 19 µs, below 20%.
     assert!(!rules.contains(&FlopsRule::MemoryBoundOps));
 }
+
+/// The kernels of `p` by name, as events.
+fn kernel_named(p: &Profile, name: &str) -> crate::model::EventRef {
+    let gpu = p
+        .tracks
+        .iter()
+        .position(|t| t.key.is_gpu())
+        .expect("a GPU track");
+    let ev = &p.tracks[gpu].events;
+    let i = (0..ev.len())
+        .find(|&i| p.str(ev.name[i]) == name)
+        .expect("the kernel");
+    crate::model::EventRef {
+        track: u32::try_from(gpu).expect("small"),
+        index: u32::try_from(i).expect("small"),
+    }
+}
+
+#[test]
+fn layout_kernels_get_no_flops_beside_the_arithmetic_kernels() {
+    let mut s = Synth::new();
+    let a = [64, 128];
+    let b = [128, 32];
+    // mm: 2 · 64 · 128 · 32 FLOPs; bytes (64·128 + 128·32 + 64·32) · 4.
+    let flops = 2 * 64 * 128 * 32;
+    let bytes = (64 * 128 + 128 * 32 + 64 * 32) * 4;
+    s.op(0, 10_000, "aten::mm", vec![t(F, &a), t(F, &b)]);
+    s.launch(
+        100,
+        1_000,
+        1_000,
+        "void cudnn::ops::nchwToNhwcKernel<float>",
+    );
+    s.launch(200, 2_000, 3_000, "gemm_a");
+    s.launch(300, 5_000, 1_000, "gemm_b");
+    s.launch(400, 6_000, 500, "void cudnn::ops::nhwcToNchwKernel<float>");
+    // An operator that launches layout kernels alone: split over them by time.
+    s.op(20_000, 5_000, "aten::mm", vec![t(F, &a), t(F, &b)]);
+    s.launch(20_100, 21_000, 1_000, "nchwToNhwcKernel_alone");
+    let p = s.b.finish();
+    let att = attribute(&p, TimeRange::ALL);
+    let k = |name: &str| kernel_named(&p, name);
+    // The two GEMM kernels (4 µs) carry all the FLOPs and bytes, 3:1 by time.
+    assert_eq!(att.kernel_flops(k("gemm_a")), Some(flops as f64 * 0.75));
+    assert_eq!(att.kernel_flops(k("gemm_b")), Some(flops as f64 * 0.25));
+    assert_eq!(att.kernel_bytes(k("gemm_a")), Some(bytes as f64 * 0.75));
+    // The layout kernels do no arithmetic; what they move is not known from the shapes.
+    let layout = k("void cudnn::ops::nchwToNhwcKernel<float>");
+    assert_eq!(att.kernel_flops(layout), Some(0.0));
+    assert_eq!(att.kernel_bytes(layout), None);
+    // Alone, the layout kernel holds its operator's work.
+    assert_eq!(
+        att.kernel_flops(k("nchwToNhwcKernel_alone")),
+        Some(flops as f64)
+    );
+    // The operator's own figures count all its GPU time (layout kernels included).
+    let rows = operator_rows(&p, &att, &device_peaks(&p, PeakOverride::default()));
+    let mm = rows.iter().find(|r| r.name == "aten::mm").expect("mm row");
+    assert_eq!(mm.gpu_time_ns, 5_500 + 1_000);
+    assert_eq!(mm.flops, Some(2 * flops));
+    // The kernel table: the layout kernel reads 0 FLOP/s and has no intensity.
+    let krows = kernel_rows(&p, &att, &device_peaks(&p, PeakOverride::default()));
+    let row = krows
+        .iter()
+        .find(|r| r.name.contains("cudnn::ops::nchwToNhwc"))
+        .expect("layout row");
+    assert_eq!(row.flops, Some(0));
+    assert_eq!(row.bytes, None);
+    assert_eq!(row.roofline.intensity, None);
+}
