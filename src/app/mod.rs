@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use egui::{Align, Color32, Key, KeyboardShortcut, Layout, Modifiers, RichText};
 use warpscope_core::Profile;
 use warpscope_core::analysis::compare::{RunLabel, merge_ranks, order_by_sweep, profile_rank};
+use warpscope_core::analysis::flops::PeakOverride;
 use warpscope_ui::compare::{CompareState, compare_ui};
 
 use loader::{Loaded, Loader};
@@ -92,6 +93,9 @@ pub struct WarpscopeApp {
     pub open_memory: bool,
     /// Show the Roofline view below the timeline of each profile that opens (`--roofline`).
     pub open_roofline: bool,
+    /// The user's peaks, the one override of every FLOPs figure in every tab and comparison:
+    /// `--peak-tflops`/`--peak-gbs`, or typed in a Roofline view.
+    pub peaks: PeakOverride,
     group: Option<Group>,
     compare_dialog: Option<CompareDialog>,
     /// Files that could not be opened, as messages naming the file and the problem.
@@ -147,6 +151,7 @@ impl WarpscopeApp {
             open_insights: false,
             open_memory: false,
             open_roofline: false,
+            peaks: PeakOverride::default(),
             group: None,
             compare_dialog: None,
             errors: Vec::new(),
@@ -1000,13 +1005,13 @@ impl eframe::App for WarpscopeApp {
         }
         let n_profiles = self.tabs.len();
         if let Some(tab) = self.tabs.get_mut(self.active) {
-            tab.ui(ui);
+            tab.ui(ui, &mut self.peaks);
         } else if let Some(state) = self
             .active
             .checked_sub(n_profiles)
             .and_then(|i| self.compares.get_mut(i))
         {
-            egui::CentralPanel::default().show(ui, |ui| compare_ui(ui, state));
+            egui::CentralPanel::default().show(ui, |ui| compare_ui(ui, state, self.peaks));
         } else {
             egui::CentralPanel::default().show(ui, |ui| self.welcome_ui(ui));
         }
