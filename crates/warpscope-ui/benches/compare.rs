@@ -104,7 +104,7 @@ fn frame(ctx: &egui::Context, state: &mut CompareState) -> egui::FullOutput {
                 ui,
                 state,
                 warpscope_core::analysis::flops::PeakOverride::default(),
-            )
+            );
         });
     })
 }

@@ -332,13 +332,20 @@ fn plot_ui(
         })
         .collect();
     let height = ui.available_height().max(160.0);
+    // The axis's title runs along it: a short plot (a small panel, a long device name wrapping
+    // the header) gets the short one, which does not reach past the plot into the header.
+    let y_title = if height < 260.0 {
+        "TFLOP/s (log)"
+    } else {
+        "achieved TFLOP/s (log scale)"
+    };
     let response = Plot::new("roofline_plot")
         .height(height)
         .x_grid_spacer(decades())
         .y_grid_spacer(decades())
         .legend(Legend::default().position(egui_plot::Corner::RightBottom))
         .x_axis_label("arithmetic intensity (FLOP/byte, log scale)")
-        .y_axis_label("achieved TFLOP/s (log scale)")
+        .y_axis_label(y_title)
         .x_axis_formatter(|mark, _| decade_tick(mark.value))
         .y_axis_formatter(|mark, _| decade_tick(mark.value))
         .label_formatter(move |hover| match hover {

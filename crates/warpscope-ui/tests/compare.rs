@@ -54,7 +54,7 @@ fn harness(state: CompareState) -> Harness<'static, CompareState> {
                         ui,
                         state,
                         warpscope_core::analysis::flops::PeakOverride::default(),
-                    )
+                    );
                 });
             },
             state,
