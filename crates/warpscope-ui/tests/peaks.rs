@@ -280,6 +280,7 @@ fn a_comparison_measures_mfu_against_the_override() {
         );
     h.run();
     h.get_by_label("MFU run 0: —");
+    assert!(h.query_by_label_contains("user override").is_none());
     h.state_mut().1 = PeakOverride {
         tflops: Some(400.0),
         gbs: None,
@@ -293,4 +294,5 @@ fn a_comparison_measures_mfu_against_the_override() {
     assert!((mfu - expected).abs() < 1e-12, "{mfu} against {expected}");
     h.get_by_label(&format!("MFU run 0: {:.1}%", mfu * 100.0));
     h.get_by_label("MFU run 0: 4.7%");
+    h.get_by_label_contains("MFU against the user override: 400 TFLOP/s");
 }

@@ -279,6 +279,15 @@ fn anchor_ns(profile: &Profile, alignment: Alignment) -> i64 {
 pub fn compare_ui(ui: &mut Ui, state: &mut CompareState, peaks: PeakOverride) {
     state.set_peaks(peaks);
     totals::totals_ui(ui, state);
+    if let Some(t) = state.peaks.tflops {
+        ui.label(
+            egui::RichText::new(format!(
+                "MFU against the user override: {t} TFLOP/s for every run and precision (a \
+                 profile's Roofline view changes it)"
+            ))
+            .small(),
+        );
+    }
     ui.separator();
     ui.horizontal(|ui| {
         for page in ComparePage::ALL {
