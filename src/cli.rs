@@ -52,8 +52,37 @@ pub struct Cli {
     /// Renderer: wgpu, or glow (OpenGL). By default wgpu, falling back to glow.
     #[arg(long, value_enum)]
     renderer: Option<crate::gui::RendererChoice>,
+    /// The viewer's peaks (every FLOPs figure of every tab; the Roofline view can change them).
+    #[command(flatten)]
+    peaks: PeakArgs,
     #[command(flatten)]
     common: Common,
+}
+
+impl Cli {
+    /// The viewer's options, checked (what bare files on the command line open).
+    pub fn viewer_options(self) -> Result<crate::gui::GuiOptions> {
+        if let Some(first) = self.files.first() {
+            check_not_a_mistyped_command(first)?;
+        }
+        if self.screenshot.is_some() && self.files.is_empty() {
+            anyhow::bail!("--screenshot needs at least one profile to show");
+        }
+        if self.compare && self.files.len() < 2 {
+            anyhow::bail!("--compare needs two or more profiles");
+        }
+        Ok(crate::gui::GuiOptions {
+            peaks: self.peaks.over()?,
+            files: self.files,
+            compare: self.compare,
+            screenshot: self.screenshot,
+            size: self.size,
+            renderer: self.renderer,
+            insights: self.insights,
+            memory: self.memory,
+            roofline: self.roofline,
+        })
+    }
 }
 
 /// Peaks given by the user, for parts or clocks the peaks table lacks (docs/flops.md).
@@ -69,20 +98,12 @@ struct PeakArgs {
 }
 
 impl PeakArgs {
-    /// The override, checked.
+    /// The override, checked (the rule the viewer's Roofline view applies to typed peaks too).
     fn over(self) -> Result<warpscope_core::analysis::flops::PeakOverride> {
-        for (v, flag) in [
-            (self.peak_tflops, "--peak-tflops"),
-            (self.peak_gbs, "--peak-gbs"),
-        ] {
-            if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
-                anyhow::bail!("{flag} must be a number greater than 0");
-            }
-        }
-        Ok(warpscope_core::analysis::flops::PeakOverride {
-            tflops: self.peak_tflops,
-            gbs: self.peak_gbs,
-        })
+        Ok(warpscope_core::analysis::flops::PeakOverride::checked(
+            self.peak_tflops,
+            self.peak_gbs,
+        )?)
     }
 }
 
@@ -621,27 +642,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             warn_beside(&profile, format);
             emit(&report::info(&profile, format)?)?;
         }
-        None => {
-            if let Some(first) = cli.files.first() {
-                check_not_a_mistyped_command(first)?;
-            }
-            if cli.screenshot.is_some() && cli.files.is_empty() {
-                anyhow::bail!("--screenshot needs at least one profile to show");
-            }
-            if cli.compare && cli.files.len() < 2 {
-                anyhow::bail!("--compare needs two or more profiles");
-            }
-            return crate::gui::run(&crate::gui::GuiOptions {
-                files: cli.files,
-                compare: cli.compare,
-                screenshot: cli.screenshot,
-                size: cli.size,
-                renderer: cli.renderer,
-                insights: cli.insights,
-                memory: cli.memory,
-                roofline: cli.roofline,
-            });
-        }
+        None => return crate::gui::run(&cli.viewer_options()?),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -775,4 +776,57 @@ fn warn_flops_beside(
 
 fn load(path: &Path, common: Common) -> Result<Profile> {
     crate::load::load_profile(path, common.timings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warpscope_core::analysis::flops::PeakOverride;
+
+    fn viewer(args: &[&str]) -> Result<crate::gui::GuiOptions> {
+        let cli = Cli::try_parse_from(std::iter::once("warpscope").chain(args.iter().copied()))?;
+        cli.viewer_options()
+    }
+
+    #[test]
+    fn the_viewer_takes_the_peak_override() {
+        let opts = viewer(&["trace.json", "--peak-tflops", "400", "--peak-gbs", "2000"]).unwrap();
+        assert_eq!(
+            opts.peaks,
+            PeakOverride {
+                tflops: Some(400.0),
+                gbs: Some(2000.0)
+            }
+        );
+        assert_eq!(opts.files, [PathBuf::from("trace.json")]);
+        let opts = viewer(&["--roofline", "--peak-tflops", "400", "trace.json"]).unwrap();
+        assert_eq!(opts.peaks.tflops, Some(400.0));
+        assert_eq!(opts.peaks.gbs, None);
+        assert!(opts.roofline);
+        assert_eq!(
+            viewer(&["trace.json"]).unwrap().peaks,
+            PeakOverride::default()
+        );
+    }
+
+    #[test]
+    fn the_viewer_refuses_the_peaks_analyze_refuses() {
+        for (args, message) in [
+            (
+                ["trace.json", "--peak-tflops=-5"],
+                "--peak-tflops must be a number greater than 0",
+            ),
+            (
+                ["trace.json", "--peak-gbs=0"],
+                "--peak-gbs must be a number greater than 0",
+            ),
+        ] {
+            let e = viewer(&args).err().expect("refused");
+            assert_eq!(crate::error_text(&e), message);
+        }
+        // The same flags after `analyze` are analyze's, checked the same way.
+        let cli = Cli::try_parse_from(["warpscope", "analyze", "t.json", "--peak-tflops=-5"]);
+        assert!(cli.is_ok(), "clap leaves the check to warpscope");
+        assert!(viewer(&["trace.json", "--peak-tflops", "fast"]).is_err());
+    }
 }

@@ -37,6 +37,8 @@ pub struct GuiOptions {
     pub memory: bool,
     /// Show the Roofline view below each profile's timeline.
     pub roofline: bool,
+    /// The user's peaks (`--peak-tflops`, `--peak-gbs`), for every FLOPs figure of the viewer.
+    pub peaks: warpscope_core::analysis::flops::PeakOverride,
 }
 
 /// What the adapter selector says when it finds only software renderers.
@@ -107,6 +109,7 @@ fn run_with(
     let insights = opts.insights;
     let memory = opts.memory;
     let roofline = opts.roofline;
+    let peaks = opts.peaks;
     eframe::run_native(
         "warpscope",
         native_options(opts, renderer, hardware_only),
@@ -116,6 +119,7 @@ fn run_with(
             app.open_insights = insights;
             app.open_memory = memory;
             app.open_roofline = roofline;
+            app.peaks = peaks;
             Ok(Box::new(app))
         }),
     )?;

@@ -1066,6 +1066,50 @@ fn the_memory_panel_of_a_profile_without_memory_says_how_to_record_it() {
     h.get_by_label_contains("profile_memory=True");
 }
 
+/// The user's peaks, typed in one tab's Roofline view, hold for every tab of the app (it keeps
+/// one override: docs/flops.md, section 5): the other tab's fields show them, its Insights
+/// measure MFU against them.
+#[test]
+fn peaks_typed_in_one_tab_hold_for_every_tab() {
+    let mut h = app_harness(vec![
+        sample("resnet50_b32_fp32_mem_flops.pt.trace.json.gz"),
+        sample("resnet50_b32_bf16_mem_flops.pt.trace.json.gz"),
+    ]);
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 2);
+    h.state_mut().active = 0;
+    h.run_steps(2);
+    h.get_by_label("Roofline").click();
+    h.run_steps(3);
+    h.get_by_label_contains("in use: peaks table, NVIDIA H200: ");
+    h.get_by_label("Peak TFLOP/s").focus();
+    h.run_steps(2);
+    h.get_by_label("Peak TFLOP/s").type_text("400");
+    h.run_steps(2);
+    h.get_by_label("Apply peaks").click();
+    h.run_steps(3);
+    assert_eq!(h.state().peaks.tflops, Some(400.0));
+    h.get_by_label_contains("in use: user override: 400 TFLOP/s; bandwidth from peaks table");
+    h.state_mut().active = 1;
+    h.run_steps(2);
+    h.get_by_label("Roofline").click();
+    h.run_steps(3);
+    assert_eq!(
+        h.get_by_label("Peak TFLOP/s").value().as_deref(),
+        Some("400")
+    );
+    h.get_by_label("Insights").click();
+    h.run_steps(3);
+    let d = h.state().tabs[1]
+        .insights
+        .flops()
+        .expect("MFU computed")
+        .devices[0]
+        .clone();
+    assert_eq!(d.peak_flops_per_s, Some(400e12));
+    h.get_by_label_contains("from user override: 400 TFLOP/s; bandwidth from peaks table");
+}
+
 /// The Roofline view below the timeline: the operators on the H200's roofline; a click on a
 /// point selects that operator on the timeline and in the tables.
 #[test]

@@ -8,50 +8,30 @@ mod live_child;
 mod live_results;
 mod live_source;
 mod loader;
+mod screenshot;
 mod tab;
 
 pub use file_browser::{BrowserMode, BrowserOutcome, FileBrowser, system_dialog_available};
 pub use live::LiveLab;
 pub use live_results::live_results_ui;
 pub use loader::ImportFn;
+pub use screenshot::ScreenshotPlan;
 pub use tab::{BottomView, Tab};
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, channel};
-use std::sync::{Arc, Mutex};
 
 use egui::{Align, Color32, Key, KeyboardShortcut, Layout, Modifiers, RichText};
 use warpscope_core::Profile;
 use warpscope_core::analysis::compare::{RunLabel, merge_ranks, order_by_sweep, profile_rank};
+use warpscope_core::analysis::flops::PeakOverride;
 use warpscope_ui::compare::{CompareState, compare_ui};
 
 use loader::{Loaded, Loader};
 
 const RECENT_KEY: &str = "warpscope.recent_files";
 const RECENT_MAX: usize = 12;
-
-/// Where `--screenshot` stands.
-pub struct ScreenshotPlan {
-    /// The PNG to write.
-    pub out: PathBuf,
-    /// Frames drawn since everything finished loading (layout settles over a few frames).
-    settled_frames: u32,
-    requested: bool,
-    /// Filled by the screenshot callback: `Ok` or the error text.
-    pub result: Arc<Mutex<Option<Result<(), String>>>>,
-}
-
-impl ScreenshotPlan {
-    /// A plan to write `out`.
-    pub fn new(out: PathBuf) -> Self {
-        Self {
-            out,
-            settled_frames: 0,
-            requested: false,
-            result: Arc::new(Mutex::new(None)),
-        }
-    }
-}
 
 /// Files opened together (dropped at once, or named together on the command line): when they
 /// have all loaded, the app offers to compare them.
@@ -92,6 +72,9 @@ pub struct WarpscopeApp {
     pub open_memory: bool,
     /// Show the Roofline view below the timeline of each profile that opens (`--roofline`).
     pub open_roofline: bool,
+    /// The user's peaks, the one override of every FLOPs figure in every tab and comparison:
+    /// `--peak-tflops`/`--peak-gbs`, or typed in a Roofline view.
+    pub peaks: PeakOverride,
     group: Option<Group>,
     compare_dialog: Option<CompareDialog>,
     /// Files that could not be opened, as messages naming the file and the problem.
@@ -147,6 +130,7 @@ impl WarpscopeApp {
             open_insights: false,
             open_memory: false,
             open_roofline: false,
+            peaks: PeakOverride::default(),
             group: None,
             compare_dialog: None,
             errors: Vec::new(),
@@ -862,52 +846,6 @@ impl WarpscopeApp {
             Color32::WHITE,
         );
     }
-
-    fn screenshot_step(&mut self, ctx: &egui::Context) {
-        let Some(plan) = &mut self.screenshot else {
-            return;
-        };
-        if self.loader.busy() {
-            // The loader asks for a repaint when it is done; drawing meanwhile would only take
-            // the cores the import runs on.
-            return;
-        }
-        if let Ok(done) = plan.result.lock()
-            && done.is_some()
-        {
-            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
-            return;
-        }
-        plan.settled_frames += 1;
-        ctx.request_repaint();
-        if plan.settled_frames < 4 || plan.requested {
-            return;
-        }
-        plan.requested = true;
-        let out = plan.out.clone();
-        let result = Arc::clone(&plan.result);
-        let repaint = ctx.clone();
-        let failed = self.errors.clone();
-        ctx.request_screenshot(move |image| {
-            // The picture is written either way; a file that could not be opened still fails
-            // the run, so a script notices.
-            let saved = save_png(&out, &image).and_then(|()| {
-                if failed.is_empty() {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "wrote {}, but {}",
-                        out.display(),
-                        failed.join("; ")
-                    ))
-                }
-            });
-            if let Ok(mut slot) = result.lock() {
-                *slot = Some(saved);
-            }
-            repaint.request_repaint();
-        });
-    }
 }
 
 /// egui's spinner without its request for a repaint every frame: while loading, the app
@@ -936,17 +874,6 @@ fn spinner_ui(ui: &mut egui::Ui) {
     let color = ui.visuals().strong_text_color();
     ui.painter()
         .add(egui::Shape::line(points, egui::Stroke::new(3.0, color)));
-}
-
-/// Writes an egui screenshot as PNG.
-fn save_png(path: &Path, image: &egui::ColorImage) -> Result<(), String> {
-    let [w, h] = image.size;
-    let bytes: Vec<u8> = image.pixels.iter().flat_map(|c| c.to_array()).collect();
-    let (Ok(w), Ok(h)) = (u32::try_from(w), u32::try_from(h)) else {
-        return Err("screenshot too large".to_string());
-    };
-    image::save_buffer(path, &bytes, w, h, image::ExtendedColorType::Rgba8)
-        .map_err(|e| format!("{}: cannot write the screenshot: {e}", path.display()))
 }
 
 /// `path` as the file system resolves it (absolute, links followed), or as written when it
@@ -1000,13 +927,13 @@ impl eframe::App for WarpscopeApp {
         }
         let n_profiles = self.tabs.len();
         if let Some(tab) = self.tabs.get_mut(self.active) {
-            tab.ui(ui);
+            tab.ui(ui, &mut self.peaks);
         } else if let Some(state) = self
             .active
             .checked_sub(n_profiles)
             .and_then(|i| self.compares.get_mut(i))
         {
-            egui::CentralPanel::default().show(ui, |ui| compare_ui(ui, state));
+            egui::CentralPanel::default().show(ui, |ui| compare_ui(ui, state, self.peaks));
         } else {
             egui::CentralPanel::default().show(ui, |ui| self.welcome_ui(ui));
         }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use egui::{Align, Layout};
 use warpscope_core::Profile;
 use warpscope_core::analysis::fleet::FleetReport;
+use warpscope_core::analysis::flops::PeakOverride;
 use warpscope_live::LiveRun;
 use warpscope_ui::Selection;
 use warpscope_ui::fleet::{FleetState, fleet_ui};
@@ -141,8 +142,9 @@ impl Tab {
 
 impl Tab {
     /// The timeline above; below it the details of the selected event on the right and the
-    /// range header and tables on the left (so selecting never moves the timeline).
-    pub(crate) fn ui(&mut self, ui: &mut egui::Ui) {
+    /// range header and tables on the left (so selecting never moves the timeline). Every FLOPs
+    /// figure is measured against `peaks` (the app's override), which the Roofline view edits.
+    pub(crate) fn ui(&mut self, ui: &mut egui::Ui, peaks: &mut PeakOverride) {
         let tab = self;
         let profile = Arc::clone(&tab.profile);
         // The tables (or insights) get what the timeline does not need, within 38-70% of the
@@ -223,6 +225,7 @@ impl Tab {
                                 &mut tab.roofline,
                                 &mut tab.timeline,
                                 &mut tab.selection,
+                                peaks,
                             );
                         }
                         (BottomView::Insights, _) => {
@@ -233,12 +236,18 @@ impl Tab {
                                 &mut tab.insights,
                                 &mut tab.timeline,
                                 &mut tab.selection,
+                                *peaks,
                             );
                         }
                         _ => {
                             range_stats_ui(ui, &profile, &mut tab.selection);
-                            let response =
-                                tables_ui(ui, &profile, &mut tab.tables, &mut tab.selection);
+                            let response = tables_ui(
+                                ui,
+                                &profile,
+                                &mut tab.tables,
+                                &mut tab.selection,
+                                *peaks,
+                            );
                             if let Some(forward) = response.step {
                                 tab.timeline.step_to_occurrence(
                                     &profile,

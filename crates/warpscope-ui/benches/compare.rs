@@ -99,7 +99,13 @@ fn frame(ctx: &egui::Context, state: &mut CompareState) -> egui::FullOutput {
         ..egui::RawInput::default()
     };
     ctx.run_ui(input, |ui| {
-        egui::CentralPanel::default().show(ui, |ui| compare_ui(ui, state));
+        egui::CentralPanel::default().show(ui, |ui| {
+            compare_ui(
+                ui,
+                state,
+                warpscope_core::analysis::flops::PeakOverride::default(),
+            );
+        });
     })
 }
 

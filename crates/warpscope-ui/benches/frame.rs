@@ -300,7 +300,13 @@ fn run_frame(
             .exact_size(400.0)
             .show(ui, |ui| {
                 range_stats_ui(ui, profile, selection);
-                let _ = tables_ui(ui, profile, tables, selection);
+                let _ = tables_ui(
+                    ui,
+                    profile,
+                    tables,
+                    selection,
+                    warpscope_core::analysis::flops::PeakOverride::default(),
+                );
             });
         egui::CentralPanel::default().show(ui, |ui| {
             let _ = timeline_ui(ui, profile, state, selection);

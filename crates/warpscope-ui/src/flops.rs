@@ -53,19 +53,40 @@ pub fn precision_name(p: Precision) -> String {
     p.as_str().to_uppercase()
 }
 
+/// Where the peaks of a device come from, for the user: the user's override (`user override:
+/// 400 TFLOP/s`), the peaks table's row (`peaks table, NVIDIA H200: <its source>`), one for
+/// each figure, or neither (an unknown device, with how to give them).
+pub fn peak_source(peaks: &DevicePeaks) -> String {
+    let row = peaks
+        .row
+        .map(|r| format!("peaks table, {}: {}", r.model, r.source));
+    match (peaks.over.tflops, peaks.over.gbs, row) {
+        (Some(t), Some(g), _) => format!("user override: {t} TFLOP/s, {g} GB/s"),
+        (Some(t), None, Some(row)) => {
+            format!("user override: {t} TFLOP/s; bandwidth from {row}")
+        }
+        (None, Some(g), Some(row)) => format!("{row}; bandwidth: user override {g} GB/s"),
+        (None, None, Some(row)) => row,
+        (Some(t), None, None) => {
+            format!("user override: {t} TFLOP/s; no bandwidth known (give GB/s too)")
+        }
+        (None, Some(g), None) => {
+            format!("user override: {g} GB/s; no TFLOP/s peak known (give TFLOP/s too)")
+        }
+        (None, None, None) => "unknown device: not in the peaks table (type its peaks in the \
+             Roofline view, or start with --peak-tflops and --peak-gbs)"
+            .to_string(),
+    }
+}
+
 /// The peak a figure at precision `p` on a device with `peaks` is measured against, and where
-/// it comes from: `BF16 peak 989.5 TFLOP/s, memory 4800 GB/s (NVIDIA H200: <source>)`; the
-/// precision or device being unknown said plainly.
+/// it comes from ([`peak_source`]): `BF16 peak 989.5 TFLOP/s, memory 4800 GB/s (peaks table,
+/// NVIDIA H200: <source>)`; the precision or device being unknown said plainly.
 pub fn peak_text(peaks: Option<&DevicePeaks>, p: Option<Precision>) -> String {
     let Some(peaks) = peaks else {
         return "no GPU known for it: no peak".to_string();
     };
-    let model = peaks.row.map_or("", |r| r.model);
-    let source = if model.is_empty() {
-        peaks.source()
-    } else {
-        format!("{model}: {}", peaks.source())
-    };
+    let source = peak_source(peaks);
     let Some(p) = p else {
         return format!("precision unknown: no peak ({source})");
     };
@@ -82,19 +103,19 @@ pub fn peak_text(peaks: Option<&DevicePeaks>, p: Option<Precision>) -> String {
     }
 }
 
-/// The FLOPs analysis of the last profile and range asked for, computed again only when they
-/// change.
+/// The FLOPs analysis of the last profile, range and peak override asked for, computed again
+/// only when one of them changes.
 #[derive(Default)]
 pub struct FlopsCache {
-    key: Option<(ProfileKey, TimeRange)>,
+    key: Option<(ProfileKey, TimeRange, PeakOverride)>,
     report: Option<FlopsReport>,
     computations: u64,
 }
 
 impl FlopsCache {
-    /// The analysis of `profile` over `range` (with the peaks table's figures, no override).
-    pub fn get(&mut self, profile: &Profile, range: TimeRange) -> &FlopsReport {
-        let key = (ProfileKey::of(profile), range);
+    /// The analysis of `profile` over `range`, with the peaks `over`ridden where the user says.
+    pub fn get(&mut self, profile: &Profile, range: TimeRange, over: PeakOverride) -> &FlopsReport {
+        let key = (ProfileKey::of(profile), range, over);
         if self.key != Some(key) {
             self.key = Some(key);
             self.report = None;
@@ -103,7 +124,7 @@ impl FlopsCache {
             self.computations += 1;
         }
         self.report
-            .get_or_insert_with(|| flops_report(profile, range, PeakOverride::default()))
+            .get_or_insert_with(|| flops_report(profile, range, over))
     }
 
     /// The analysis last computed, if any.
@@ -136,9 +157,33 @@ mod tests {
     fn peaks_name_their_precision_and_source() {
         let h200 = DevicePeaks::of("NVIDIA H200", PeakOverride::default());
         let text = peak_text(Some(&h200), Some(Precision::Bf16));
-        assert!(text.starts_with("BF16 peak 989.5 TFLOP/s, memory 4800 GB/s (NVIDIA H200: "));
+        assert!(
+            text.starts_with(
+                "BF16 peak 989.5 TFLOP/s, memory 4800 GB/s (peaks table, NVIDIA H200: "
+            )
+        );
         let unknown = DevicePeaks::of("Mystery GPU", PeakOverride::default());
         assert!(peak_text(Some(&unknown), Some(Precision::Fp32)).contains("unknown device"));
         assert_eq!(peak_text(None, None), "no GPU known for it: no peak");
+    }
+
+    #[test]
+    fn the_source_says_user_override_or_the_table_row() {
+        let over = |tflops, gbs| PeakOverride { tflops, gbs };
+        let mine = DevicePeaks::of("Mystery GPU", over(Some(400.0), Some(2000.0)));
+        assert_eq!(peak_source(&mine), "user override: 400 TFLOP/s, 2000 GB/s");
+        assert_eq!(
+            peak_text(Some(&mine), Some(Precision::Tf32)),
+            "TF32 peak 400.0 TFLOP/s, memory 2000 GB/s (user override: 400 TFLOP/s, 2000 GB/s)"
+        );
+        let half = DevicePeaks::of("NVIDIA H200", over(Some(400.0), None));
+        assert!(
+            peak_source(&half)
+                .starts_with("user override: 400 TFLOP/s; bandwidth from peaks table, NVIDIA H200")
+        );
+        let table = DevicePeaks::of("NVIDIA H200", PeakOverride::default());
+        assert!(peak_source(&table).starts_with("peaks table, NVIDIA H200: NVIDIA H200 Tensor"));
+        let alone = DevicePeaks::of("Mystery GPU", over(Some(400.0), None));
+        assert!(peak_source(&alone).contains("no bandwidth known"));
     }
 }

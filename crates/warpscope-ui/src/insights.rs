@@ -5,6 +5,7 @@
 
 use crate::format_duration as dur;
 use egui::{Color32, RichText, Sense, Ui, Vec2};
+use warpscope_core::analysis::flops::PeakOverride;
 use warpscope_core::analysis::insight::{
     AnalyzeOptions, DeviceBreakdown, Finding, Gap, Insights, analyze,
 };
@@ -87,7 +88,6 @@ impl InsightsState {
             return;
         }
         self.insights = Some(analyze(profile, range, &AnalyzeOptions::default()));
-        self.flops.get(profile, range);
         self.key = Some(key);
         self.pending = None;
         self.computations += 1;
@@ -108,17 +108,23 @@ fn events_span(profile: &Profile, events: &[EventRef]) -> Option<TimeRange> {
     Some(TimeRange::new(a - pad, b + pad))
 }
 
-/// Draws the panel over `selection.range` (the whole run when none). Clicking "Show" on a
-/// finding or a gap zooms `timeline` to it and selects its first event.
+/// Draws the panel over `selection.range` (the whole run when none), MFU against `peaks` (the
+/// viewer's override). Clicking "Show" on a finding or a gap zooms `timeline` to it and selects
+/// its first event.
 pub fn insights_ui(
     ui: &mut Ui,
     profile: &Profile,
     state: &mut InsightsState,
     timeline: &mut TimelineState,
     selection: &mut Selection,
+    peaks: PeakOverride,
 ) {
     let range = selection.range.unwrap_or(TimeRange::ALL);
     state.refresh(ui.ctx(), profile, range);
+    // MFU over the range analysed; again at once when the peaks change (cached otherwise).
+    if let Some((_, analysed)) = state.key {
+        state.flops.get(profile, analysed, peaks);
+    }
     let Some(ins) = state.insights.as_ref() else {
         return;
     };

@@ -11,6 +11,7 @@ pub mod insights;
 pub mod log_plot;
 pub mod memory;
 pub mod memory_blocks;
+pub mod peak_override;
 pub mod range_stats;
 pub mod roofline;
 pub mod tables;

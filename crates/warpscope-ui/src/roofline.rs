@@ -2,17 +2,23 @@
 //! log-log axes, achieved TFLOP/s against arithmetic intensity (FLOPs per byte), one point per
 //! operator name sized by its GPU time and coloured by its precision, under the ceilings of the
 //! device (bandwidth slope and compute peak per precision, from the peaks table). A click on a
-//! point selects that operator: its longest call on the timeline, its name in the tables. The
-//! rules are those of `docs/flops.md` ([`warpscope_core::analysis::flops`]).
+//! point selects that operator: its longest call on the timeline, its name in the tables. Above
+//! the plot, the user's peaks can be typed in ([`crate::peak_override`]); they apply to the whole
+//! viewer. The rules are those of `docs/flops.md` ([`warpscope_core::analysis::flops`]).
 
 use egui::{Color32, Pos2, RichText, Ui};
 use egui_plot::{Legend, Line, Plot, Points};
-use warpscope_core::analysis::flops::{DeviceFlops, DevicePeaks, FlopsReport, Precision, WorkRow};
+use warpscope_core::analysis::flops::{
+    DeviceFlops, DevicePeaks, FlopsReport, PeakOverride, Precision, WorkRow,
+};
 use warpscope_core::model::EventRef;
 use warpscope_core::{Profile, TimeRange};
 
-use crate::flops::{FlopsCache, format_flops, format_tflops, peak_text, precision_name};
+use crate::flops::{
+    FlopsCache, format_flops, format_tflops, peak_source, peak_text, precision_name,
+};
 use crate::log_plot::{decade_tick, decades, hover_label, roof_points};
+use crate::peak_override::{PeakEditor, peak_override_ui};
 use crate::timeline::TimelineState;
 use crate::timeline::layout::device_title;
 use crate::{Selection, format_duration};
@@ -31,12 +37,13 @@ pub struct PlacedPoint {
     pub radius: f32,
 }
 
-/// What the view keeps between frames: the analysis of the range shown and where its points
-/// were drawn.
+/// What the view keeps between frames: the analysis of the range and peaks shown, where its
+/// points were drawn, and the text of the peak fields.
 #[derive(Default)]
 pub struct RooflineState {
     flops: FlopsCache,
     points: Vec<PlacedPoint>,
+    editor: PeakEditor,
 }
 
 impl RooflineState {
@@ -50,9 +57,14 @@ impl RooflineState {
         self.flops.report()
     }
 
-    /// How many times the analysis ran (again only when the range or profile changes).
+    /// How many times the analysis ran (again only when the range, profile or peaks change).
     pub fn computations(&self) -> u64 {
         self.flops.computations()
+    }
+
+    /// Why the peaks typed last were refused (not applied), if they were.
+    pub fn refused_peaks(&self) -> Option<&str> {
+        self.editor.refused()
     }
 }
 
@@ -149,19 +161,32 @@ fn select_operator(
     }
 }
 
-/// Draws the view over `selection.range` (the whole run when none). A click on a point selects
-/// its operator in `selection` and zooms `timeline` to its longest call.
+/// Draws the view over `selection.range` (the whole run when none), against `peaks` (the
+/// viewer's override, which the fields above the plot change). A click on a point selects its
+/// operator in `selection` and zooms `timeline` to its longest call.
 pub fn roofline_ui(
     ui: &mut Ui,
     profile: &Profile,
     state: &mut RooflineState,
     timeline: &mut TimelineState,
     selection: &mut Selection,
+    peaks: &mut PeakOverride,
 ) {
     let range = selection.range.unwrap_or(TimeRange::ALL);
-    let RooflineState { flops, points } = state;
+    let RooflineState {
+        flops,
+        points,
+        editor,
+    } = state;
     points.clear();
-    let report = flops.get(profile, range);
+    let report = flops.get(profile, range, *peaks);
+    if !report.is_empty() {
+        let in_use = main_device(report).map(|d| &d.peaks);
+        if peak_override_ui(ui, editor, peaks, in_use) {
+            ui.ctx().request_repaint();
+        }
+    }
+    let report = flops.get(profile, range, *peaks);
     let scope = if range.is_all() {
         "the whole run".to_string()
     } else {
@@ -224,19 +249,21 @@ fn header_ui(
         match device {
             Some(d) if d.peaks.row.is_some() || d.peaks.over.tflops.is_some() => {
                 let title = device_title(profile, d.device);
-                let model = d.peaks.row.map_or("your peaks", |r| r.model);
-                let text = if title.ends_with(model) {
-                    format!("· ceilings of {title}")
-                } else {
-                    format!("· ceilings of {title} (as {model})")
+                let text = match d.peaks.row.map(|r| r.model) {
+                    _ if d.peaks.over.is_set() => format!("· ceilings of {title} (user override)"),
+                    Some(model) if !title.ends_with(model) => {
+                        format!("· ceilings of {title} (as {model})")
+                    }
+                    _ => format!("· ceilings of {title}"),
                 };
                 ui.label(text)
-                    .on_hover_text(format!("Peaks from: {}", d.peak_source));
+                    .on_hover_text(format!("Peaks from: {}", peak_source(&d.peaks)));
             }
             Some(d) => {
                 ui.label(
                     RichText::new(format!(
-                        "· {}: unknown device, not in the peaks table: no ceilings, no % of peak",
+                        "· {}: unknown device, not in the peaks table: no ceilings, no % of peak \
+                         (type its peaks above)",
                         device_title(profile, d.device)
                     ))
                     .color(Color32::from_rgb(0xe0, 0xa0, 0x40)),
@@ -292,7 +319,7 @@ fn plot_ui(
         }
     }
     let (x0, x1) = (lo / 10.0, hi * 10.0);
-    let source = peaks.map(DevicePeaks::source).unwrap_or_default();
+    let source = peaks.map(peak_source).unwrap_or_default();
     let roof_names: Vec<String> = ceilings
         .iter()
         .map(|(p, peak)| {
@@ -305,13 +332,20 @@ fn plot_ui(
         })
         .collect();
     let height = ui.available_height().max(160.0);
+    // The axis's title runs along it: a short plot (a small panel, a long device name wrapping
+    // the header) gets the short one, which does not reach past the plot into the header.
+    let y_title = if height < 260.0 {
+        "TFLOP/s (log)"
+    } else {
+        "achieved TFLOP/s (log scale)"
+    };
     let response = Plot::new("roofline_plot")
         .height(height)
         .x_grid_spacer(decades())
         .y_grid_spacer(decades())
         .legend(Legend::default().position(egui_plot::Corner::RightBottom))
         .x_axis_label("arithmetic intensity (FLOP/byte, log scale)")
-        .y_axis_label("achieved TFLOP/s (log scale)")
+        .y_axis_label(y_title)
         .x_axis_formatter(|mark, _| decade_tick(mark.value))
         .y_axis_formatter(|mark, _| decade_tick(mark.value))
         .label_formatter(move |hover| match hover {

@@ -14,6 +14,8 @@ mod flops;
 mod insights;
 #[path = "memory.rs"]
 mod memory;
+#[path = "peaks.rs"]
+mod peaks;
 #[path = "tables.rs"]
 mod tables;
 #[path = "timeline.rs"]

@@ -49,7 +49,13 @@ fn harness(state: CompareState) -> Harness<'static, CompareState> {
         .with_max_steps(64)
         .build_ui_state(
             |ui, state: &mut CompareState| {
-                egui::CentralPanel::default().show(ui, |ui| compare_ui(ui, state));
+                egui::CentralPanel::default().show(ui, |ui| {
+                    compare_ui(
+                        ui,
+                        state,
+                        warpscope_core::analysis::flops::PeakOverride::default(),
+                    );
+                });
             },
             state,
         );

@@ -15,6 +15,7 @@ use common::load;
 use egui::{Event, Modifiers, PointerButton, Pos2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
+use warpscope_core::analysis::flops::PeakOverride;
 use warpscope_core::{Profile, TimeRange};
 use warpscope_ui::Selection;
 use warpscope_ui::insights::{InsightsState, insights_ui};
@@ -54,7 +55,12 @@ fn flops_texts(r: &warpscope_ui::tables::Row, first: usize) -> Vec<String> {
 
 #[test]
 fn the_operator_table_shows_flops_rate_peak_and_intensity() {
-    let t = TableRows::compute(fp32(), TableKind::CpuOps, TimeRange::ALL);
+    let t = TableRows::compute(
+        fp32(),
+        TableKind::CpuOps,
+        TimeRange::ALL,
+        PeakOverride::default(),
+    );
     let titles: Vec<&str> = t.columns.iter().map(|c| c.title.as_ref()).collect();
     assert_eq!(titles[6..], ["FLOPs", "TFLOP/s", "% of peak", "AI"]);
     // convolution_backward: 1 031 201 095 680 FLOPs, 8 641 072 128 bytes in 11 597 917 ns:
@@ -67,7 +73,8 @@ fn the_operator_table_shows_flops_rate_peak_and_intensity() {
     );
     let peak_note = bwd.cells[8].note().unwrap();
     assert!(
-        peak_note.starts_with("TF32 peak 494.5 TFLOP/s, memory 4800 GB/s (NVIDIA H200: "),
+        peak_note
+            .starts_with("TF32 peak 494.5 TFLOP/s, memory 4800 GB/s (peaks table, NVIDIA H200: "),
         "{peak_note}"
     );
     assert!(
@@ -108,7 +115,12 @@ fn the_operator_table_shows_flops_rate_peak_and_intensity() {
 
 #[test]
 fn unknown_figures_sort_last_both_ways() {
-    let t = TableRows::compute(fp32(), TableKind::CpuOps, TimeRange::ALL);
+    let t = TableRows::compute(
+        fp32(),
+        TableKind::CpuOps,
+        TimeRange::ALL,
+        PeakOverride::default(),
+    );
     for descending in [true, false] {
         let view = filtered_sorted(&t.rows, "", Some(SortBy { col: 7, descending }));
         let known: Vec<bool> = view
@@ -132,7 +144,12 @@ fn unknown_figures_sort_last_both_ways() {
 
 #[test]
 fn kernels_inherit_their_operators_figures() {
-    let t = TableRows::compute(fp32(), TableKind::Kernels, TimeRange::ALL);
+    let t = TableRows::compute(
+        fp32(),
+        TableKind::Kernels,
+        TimeRange::ALL,
+        PeakOverride::default(),
+    );
     let titles: Vec<&str> = t.columns.iter().map(|c| c.title.as_ref()).collect();
     assert_eq!(
         titles[11..],
@@ -171,6 +188,7 @@ struct RoofApp {
     insights: InsightsState,
     selection: Selection,
     insights_view: bool,
+    peaks: PeakOverride,
 }
 
 fn harness(profile: &'static Profile, insights_view: bool) -> Harness<'static, RoofApp> {
@@ -181,6 +199,7 @@ fn harness(profile: &'static Profile, insights_view: bool) -> Harness<'static, R
         insights: InsightsState::default(),
         selection: Selection::default(),
         insights_view,
+        peaks: PeakOverride::default(),
     };
     common::quiet_renderer();
     let mut h = Harness::builder()
@@ -197,6 +216,7 @@ fn harness(profile: &'static Profile, insights_view: bool) -> Harness<'static, R
                                 &mut app.insights,
                                 &mut app.timeline,
                                 &mut app.selection,
+                                app.peaks,
                             );
                         } else {
                             roofline_ui(
@@ -205,6 +225,7 @@ fn harness(profile: &'static Profile, insights_view: bool) -> Harness<'static, R
                                 &mut app.roofline,
                                 &mut app.timeline,
                                 &mut app.selection,
+                                &mut app.peaks,
                             );
                         }
                     });
@@ -323,6 +344,7 @@ fn snapshot_roofline_resnet50_fp32() {
         insights: InsightsState::default(),
         selection: Selection::default(),
         insights_view: false,
+        peaks: PeakOverride::default(),
     };
     common::quiet_renderer();
     let mut h = Harness::builder()
@@ -337,6 +359,7 @@ fn snapshot_roofline_resnet50_fp32() {
                         &mut app.roofline,
                         &mut app.timeline,
                         &mut app.selection,
+                        &mut app.peaks,
                     );
                 });
             },
@@ -357,6 +380,7 @@ fn snapshot_insights_mfu_resnet50_fp32() {
         insights: InsightsState::default(),
         selection: Selection::default(),
         insights_view: true,
+        peaks: PeakOverride::default(),
     };
     common::quiet_renderer();
     let mut h = Harness::builder()
@@ -371,6 +395,7 @@ fn snapshot_insights_mfu_resnet50_fp32() {
                         &mut app.insights,
                         &mut app.timeline,
                         &mut app.selection,
+                        app.peaks,
                     );
                 });
             },

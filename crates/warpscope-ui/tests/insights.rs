@@ -48,6 +48,7 @@ fn harness_for(profile: &'static Profile) -> Harness<'static, App> {
                             &mut app.insights,
                             &mut app.timeline,
                             &mut app.selection,
+                            warpscope_core::analysis::flops::PeakOverride::default(),
                         );
                     });
                 egui::CentralPanel::default().show(ui, |ui| {

@@ -8,6 +8,7 @@ mod common;
 use common::{alexnet, resnet};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
+use warpscope_core::analysis::flops::PeakOverride;
 use warpscope_core::analysis::{self, ActivityKind};
 use warpscope_core::model::{Format, GpuLane, KernelInfo};
 use warpscope_core::{Profile, ProfileBuilder, TimeRange, TrackKey};
@@ -41,7 +42,13 @@ fn harness(profile: &'static Profile, kind: TableKind, size: (f32, f32)) -> Harn
                 if app.with_range_header {
                     range_stats_ui(ui, app.profile, &mut app.selection);
                 }
-                let r = tables_ui(ui, app.profile, &mut app.tables, &mut app.selection);
+                let r = tables_ui(
+                    ui,
+                    app.profile,
+                    &mut app.tables,
+                    &mut app.selection,
+                    PeakOverride::default(),
+                );
                 if r != TablesResponse::default() {
                     app.last = r;
                 }
@@ -375,7 +382,13 @@ fn snapshot_resnet50_gpu_activities() {
             |ui, app: &mut App| {
                 egui::Frame::central_panel(ui.style()).show(ui, |ui| {
                     range_stats_ui(ui, app.profile, &mut app.selection);
-                    tables_ui(ui, app.profile, &mut app.tables, &mut app.selection);
+                    tables_ui(
+                        ui,
+                        app.profile,
+                        &mut app.tables,
+                        &mut app.selection,
+                        PeakOverride::default(),
+                    );
                 });
             },
             App {
@@ -437,8 +450,14 @@ fn tables_and_header_from_the_index_equal_the_scan() {
                 TimeRange::new(inside(i), inside(j) + 1)
             };
             for kind in [TableKind::GpuActivities, TableKind::Kernels] {
-                let scan = TableRows::compute(profile, kind, range);
-                let fast = TableRows::compute_indexed(profile, Some(&index), kind, range);
+                let scan = TableRows::compute(profile, kind, range, PeakOverride::default());
+                let fast = TableRows::compute_indexed(
+                    profile,
+                    Some(&index),
+                    kind,
+                    range,
+                    PeakOverride::default(),
+                );
                 assert_eq!(sorted(&fast.rows), sorted(&scan.rows), "{kind:?} {range:?}");
                 assert_eq!(fast.total, scan.total);
             }
@@ -459,7 +478,7 @@ fn every_table_has_a_cell_under_each_header() {
     use warpscope_ui::tables::TableRows;
     let profile = resnet();
     for kind in TableKind::ALL {
-        let table = TableRows::compute(profile, kind, TimeRange::ALL);
+        let table = TableRows::compute(profile, kind, TimeRange::ALL, PeakOverride::default());
         assert!(
             !table.rows.is_empty() || kind == TableKind::ApiCalls,
             "{kind:?}"
@@ -474,7 +493,12 @@ fn every_table_has_a_cell_under_each_header() {
             assert_eq!(row.cells[table.name_col].text(), row.name, "{kind:?}");
         }
     }
-    let kernels = TableRows::compute(profile, TableKind::Kernels, TimeRange::ALL);
+    let kernels = TableRows::compute(
+        profile,
+        TableKind::Kernels,
+        TimeRange::ALL,
+        PeakOverride::default(),
+    );
     let top = &kernels.rows[0];
     let under = |title: &str| {
         let col = kernels.columns.iter().position(|c| c.title == title);

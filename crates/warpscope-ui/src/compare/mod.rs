@@ -8,7 +8,10 @@
 use std::sync::Arc;
 
 use egui::Ui;
-use warpscope_core::analysis::compare::{CompareError, Comparison, RunLabel, compare_runs};
+use warpscope_core::analysis::compare::{
+    CompareError, Comparison, RunFlops, RunLabel, compare_runs,
+};
+use warpscope_core::analysis::flops::PeakOverride;
 use warpscope_core::model::EventKind;
 use warpscope_core::{Profile, TimeRange};
 
@@ -112,6 +115,8 @@ pub struct CompareState {
     /// The window shared by the timelines, relative to each run's alignment point, and the
     /// alignment it was made for.
     linked: Option<(Alignment, TimeRange)>,
+    /// The peaks the runs' FLOPs figures (MFU) are measured against ([`Self::set_peaks`]).
+    peaks: PeakOverride,
 }
 
 impl CompareState {
@@ -146,7 +151,20 @@ impl CompareState {
             view: Vec::new(),
             view_key: None,
             linked: None,
+            peaks: PeakOverride::default(),
         })
+    }
+
+    /// Measures the runs' FLOPs figures (MFU) against `peaks` (the viewer's override): computed
+    /// again for every run when they differ from the peaks used so far, else nothing to do.
+    pub fn set_peaks(&mut self, peaks: PeakOverride) {
+        if self.peaks == peaks {
+            return;
+        }
+        for (run, profile) in self.comparison.runs.iter_mut().zip(&self.profiles) {
+            run.flops = RunFlops::with_peaks(profile, peaks);
+        }
+        self.peaks = peaks;
     }
 
     /// The tab title: the runs' labels.
@@ -256,9 +274,20 @@ fn anchor_ns(profile: &Profile, alignment: Alignment) -> i64 {
     }
 }
 
-/// Draws the comparison: the per-run totals, the page tabs and the current page.
-pub fn compare_ui(ui: &mut Ui, state: &mut CompareState) {
+/// Draws the comparison: the per-run totals, the page tabs and the current page; MFU against
+/// `peaks` (the viewer's override).
+pub fn compare_ui(ui: &mut Ui, state: &mut CompareState, peaks: PeakOverride) {
+    state.set_peaks(peaks);
     totals::totals_ui(ui, state);
+    if let Some(t) = state.peaks.tflops {
+        ui.label(
+            egui::RichText::new(format!(
+                "MFU against the user override: {t} TFLOP/s for every run and precision (a \
+                 profile's Roofline view changes it)"
+            ))
+            .small(),
+        );
+    }
     ui.separator();
     ui.horizontal(|ui| {
         for page in ComparePage::ALL {

@@ -6,7 +6,7 @@ use egui::{Color32, RichText, Ui};
 use warpscope_core::Profile;
 use warpscope_core::analysis::flops::{DeviceFlops, FlopsReport};
 
-use crate::flops::{UNKNOWN, format_flops, format_tflops, precision_name};
+use crate::flops::{UNKNOWN, format_flops, format_tflops, peak_source, precision_name};
 use crate::format_duration as dur;
 use crate::timeline::layout::device_title;
 
@@ -75,11 +75,12 @@ fn device_mfu_ui(ui: &mut Ui, profile: &Profile, d: &DeviceFlops) {
             "Peak used: {} {} TFLOP/s (the precision of most model FLOPs), from {}",
             precision_name(p),
             format_tflops(f * 1e-12),
-            d.peak_source
+            peak_source(&d.peaks)
         ),
         (None, _) => "Peak used: none, no model FLOPs of known precision".to_string(),
         (Some(p), None) if d.peaks.row.is_none() && d.peaks.over.tflops.is_none() => format!(
-            "Unknown device{}: not in the peaks table, so no peak and no MFU (model FLOPs in {})",
+            "Unknown device{}: not in the peaks table, so no peak and no MFU (model FLOPs in {}; \
+             type its peak in the Roofline view, or start with --peak-tflops)",
             if d.name.is_empty() {
                 String::new()
             } else {
@@ -91,7 +92,7 @@ fn device_mfu_ui(ui: &mut Ui, profile: &Profile, d: &DeviceFlops) {
             "Peak used: none, {} has no {} peak ({})",
             d.peaks.row.map_or("the device", |r| r.model),
             precision_name(p),
-            d.peak_source
+            peak_source(&d.peaks)
         ),
     };
     let colour = if known_peak {

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 
+use warpscope_core::analysis::flops::PeakOverride;
 use warpscope_core::analysis::insight::{KernelInsight, kernel_insights};
 use warpscope_core::analysis::range_index::ActivityIndex;
 use warpscope_core::analysis::{self, ActivityKind, ActivityRow, ApiRow, CopyRow, OpRow};
@@ -216,12 +217,13 @@ pub const OP_COLUMNS: &[ColumnDef<OpEntry>] = &[
     ColumnDef::new("AI", AI_HINT, 52.0, |r| intensity_cell(r.flops.as_ref())),
 ];
 
-/// The kernels among `activities`, each with its insight and share of the kernel time, and
-/// that kernel time.
+/// The kernels among `activities`, each with its insight, share of the kernel time and FLOPs
+/// figures (against the peaks `over`ridden where the user says), and that kernel time.
 fn kernel_entries(
     profile: &Profile,
     activities: Vec<ActivityRow>,
     range: TimeRange,
+    over: PeakOverride,
 ) -> (Vec<KernelEntry>, i64) {
     let kernels: Vec<ActivityRow> = activities
         .into_iter()
@@ -232,7 +234,7 @@ fn kernel_entries(
         .into_iter()
         .map(|k| (k.name.clone(), k))
         .collect();
-    let mut flops = figures_by_name(profile, range, true);
+    let mut flops = figures_by_name(profile, range, true, over);
     let entries = kernels
         .into_iter()
         .map(|activity| KernelEntry {
@@ -246,9 +248,15 @@ fn kernel_entries(
 }
 
 impl TableRows {
-    /// The rows of `kind` over `range`, from [`warpscope_core::analysis`].
-    pub fn compute(profile: &Profile, kind: TableKind, range: TimeRange) -> Self {
-        Self::compute_indexed(profile, None, kind, range)
+    /// The rows of `kind` over `range`, from [`warpscope_core::analysis`]; FLOPs figures
+    /// against the peaks `over`ridden where the user says.
+    pub fn compute(
+        profile: &Profile,
+        kind: TableKind,
+        range: TimeRange,
+        over: PeakOverride,
+    ) -> Self {
+        Self::compute_indexed(profile, None, kind, range, over)
     }
 
     /// The rows of `kind` over `range`, the GPU activities from `index` (built from `profile`)
@@ -258,6 +266,7 @@ impl TableRows {
         index: Option<&ActivityIndex>,
         kind: TableKind,
         range: TimeRange,
+        over: PeakOverride,
     ) -> Self {
         let gpu_activities = || match index {
             Some(index) => index.gpu_activities(profile, range),
@@ -270,7 +279,7 @@ impl TableRows {
                 Self::from_columns(ACTIVITY_COLUMNS, rows, true, Some(("GPU time", total_ns)))
             }
             TableKind::Kernels => {
-                let (entries, total_ns) = kernel_entries(profile, gpu_activities(), range);
+                let (entries, total_ns) = kernel_entries(profile, gpu_activities(), range, over);
                 Self::from_columns(
                     KERNEL_COLUMNS,
                     entries,
@@ -289,7 +298,7 @@ impl TableRows {
                 Self::from_columns(API_COLUMNS, rows, true, Some(("API time", total_ns)))
             }
             TableKind::CpuOps => {
-                let mut flops = figures_by_name(profile, range, false);
+                let mut flops = figures_by_name(profile, range, false, over);
                 let entries = analysis::cpu_ops(profile, range)
                     .into_iter()
                     .map(|op| OpEntry {

@@ -40,14 +40,16 @@ pub struct FlopsFigures {
     pub peak: String,
 }
 
-/// The FLOPs figures of every kernel name (`kernels`) or operator name over `range`, by name.
+/// The FLOPs figures of every kernel name (`kernels`) or operator name over `range`, by name,
+/// with the peaks `over`ridden where the user says.
 pub(super) fn figures_by_name(
     profile: &Profile,
     range: TimeRange,
     kernels: bool,
+    over: PeakOverride,
 ) -> HashMap<String, FlopsFigures> {
     let att = attribute(profile, range);
-    let peaks = device_peaks(profile, PeakOverride::default());
+    let peaks = device_peaks(profile, over);
     let rows = if kernels {
         kernel_rows(profile, &att, &peaks)
     } else {

@@ -9,6 +9,7 @@ use std::hash::Hash;
 use crate::format_duration;
 use egui::{Align, Align2, Color32, FontId, Role, Sense, TextStyle, Ui, WidgetInfo};
 use egui_extras::{Column, TableBuilder};
+use warpscope_core::analysis::flops::PeakOverride;
 use warpscope_core::analysis::strip_version_suffix;
 use warpscope_core::strings::StrId;
 use warpscope_core::{Profile, TimeRange};
@@ -63,6 +64,11 @@ impl TableKind {
             Self::ApiCalls => "API calls",
             Self::CpuOps => "CPU operators",
         }
+    }
+
+    /// True for the tables with FLOPs figures, which change with the user's peaks.
+    fn has_flops(self) -> bool {
+        matches!(self, Self::Kernels | Self::CpuOps)
     }
 
     fn index(self) -> usize {
@@ -164,6 +170,8 @@ pub struct TablesState {
     pub filter: String,
     sort: [Option<SortBy>; 5],
     cache_key: Option<CacheKey>,
+    /// The peaks the FLOPs figures of the cached tables are measured against.
+    cache_peaks: PeakOverride,
     tables: [Option<TableRows>; 5],
     generation: u64,
     view: Vec<usize>,
@@ -216,12 +224,26 @@ impl TablesState {
     }
 
     /// Makes sure the rows of the current table are those of `profile` over `range` (the GPU
-    /// activities of a range from the profile's [`activity_index`]).
-    fn refresh(&mut self, ctx: &egui::Context, profile: &Profile, range: TimeRange) {
+    /// activities of a range from the profile's [`activity_index`]), their FLOPs figures
+    /// against `peaks`: the tables with FLOPs are computed again when the peaks change.
+    fn refresh(
+        &mut self,
+        ctx: &egui::Context,
+        profile: &Profile,
+        range: TimeRange,
+        peaks: PeakOverride,
+    ) {
         let key = CacheKey::of(profile, range);
         if self.cache_key != Some(key) {
             self.cache_key = Some(key);
             self.tables = [None, None, None, None, None];
+            self.generation += 1;
+        }
+        if self.cache_peaks != peaks {
+            self.cache_peaks = peaks;
+            for kind in TableKind::ALL.into_iter().filter(|k| k.has_flops()) {
+                self.tables[kind.index()] = None;
+            }
             self.generation += 1;
         }
         let slot = &mut self.tables[self.kind.index()];
@@ -234,6 +256,7 @@ impl TablesState {
                 index.as_deref(),
                 self.kind,
                 range,
+                peaks,
             ));
             self.computed += 1;
             self.generation += 1;
@@ -297,20 +320,22 @@ pub struct TablesResponse {
 }
 
 /// Draws the table tabs, the filter bar and the current table over `selection.range` (the whole
-/// run when none). Rows are computed only when the profile or range changes.
+/// run when none), FLOPs figures against `peaks` (the viewer's override). Rows are computed only
+/// when the profile, range or peaks change.
 pub fn tables_ui(
     ui: &mut Ui,
     profile: &Profile,
     state: &mut TablesState,
     selection: &mut Selection,
+    peaks: PeakOverride,
 ) -> TablesResponse {
     let mut response = TablesResponse::default();
     let range = selection.range.unwrap_or(TimeRange::ALL);
     state.follow_selection(profile, selection);
 
-    state.refresh(ui.ctx(), profile, range);
+    state.refresh(ui.ctx(), profile, range, peaks);
     toolbar_ui(ui, state, selection, &mut response);
-    state.refresh(ui.ctx(), profile, range);
+    state.refresh(ui.ctx(), profile, range, peaks);
     ui.add_space(2.0);
 
     if let Some(clicked) = table_ui(ui, state) {

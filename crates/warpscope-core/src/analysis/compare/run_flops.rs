@@ -24,7 +24,13 @@ impl RunFlops {
     /// The figures of `profile` over the whole run, with the peaks table's peaks; `None` when
     /// no operator has known FLOPs (a profile without shapes).
     pub fn of(profile: &Profile) -> Option<Self> {
-        let report = flops_report(profile, TimeRange::ALL, PeakOverride::default());
+        Self::with_peaks(profile, PeakOverride::default())
+    }
+
+    /// The figures of `profile` over the whole run, with the peaks `over`ridden where the user
+    /// says (the viewer's comparison, when the user gives peaks).
+    pub fn with_peaks(profile: &Profile, over: PeakOverride) -> Option<Self> {
+        let report = flops_report(profile, TimeRange::ALL, over);
         if report.is_empty() {
             return None;
         }

@@ -30,7 +30,9 @@ pub use figures::{
 };
 pub use findings::{FlopsFinding, FlopsRule, findings};
 pub use formulas::{Family, Work};
-pub use peaks::{DevicePeaks, PeakOverride, PeakRow, Precision, precision_of_kernel};
+pub use peaks::{
+    DevicePeaks, PeakError, PeakFigure, PeakOverride, PeakRow, Precision, precision_of_kernel,
+};
 
 use crate::model::Profile;
 use crate::time::TimeRange;

@@ -455,14 +455,90 @@ pub fn peak_row(name: &str) -> Option<&'static PeakRow> {
         .find(|r| r.matches.iter().all(|m| n.contains(m)))
 }
 
-/// Peaks the user gives for parts or clocks the table lacks (`--peak-tflops`, `--peak-gbs`):
-/// they replace the table's for every device and precision.
+/// Peaks the user gives for parts or clocks the table lacks (`--peak-tflops`, `--peak-gbs`, or
+/// typed in the viewer's Roofline view): they replace the table's for every device and
+/// precision. Build one with [`PeakOverride::checked`] or [`PeakOverride::parse`], which refuse
+/// what is not a peak.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PeakOverride {
     /// Peak TFLOP/s for every precision.
     pub tflops: Option<f64>,
     /// Memory bandwidth in GB/s.
     pub gbs: Option<f64>,
+}
+
+/// One of the two figures of a [`PeakOverride`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeakFigure {
+    /// Peak TFLOP/s (`--peak-tflops`).
+    Tflops,
+    /// Memory bandwidth in GB/s (`--peak-gbs`).
+    Gbs,
+}
+
+impl PeakFigure {
+    /// The command-line flag that gives it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Self::Tflops => "--peak-tflops",
+            Self::Gbs => "--peak-gbs",
+        }
+    }
+}
+
+/// Why a peak the user gave is refused.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum PeakError {
+    /// Zero, negative, infinite or NaN.
+    #[error("{} must be a number greater than 0", .0.flag())]
+    NotPositive(PeakFigure),
+    /// Text that is not a number.
+    #[error("{} must be a number greater than 0, not {text:?}", .figure.flag())]
+    NotANumber {
+        /// The figure.
+        figure: PeakFigure,
+        /// What was given.
+        text: String,
+    },
+}
+
+impl PeakOverride {
+    /// The override of `tflops` and `gbs` (each `None`: the table's), refused unless each given
+    /// figure is a finite number greater than 0.
+    pub fn checked(tflops: Option<f64>, gbs: Option<f64>) -> Result<Self, PeakError> {
+        for (v, figure) in [(tflops, PeakFigure::Tflops), (gbs, PeakFigure::Gbs)] {
+            if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+                return Err(PeakError::NotPositive(figure));
+            }
+        }
+        Ok(Self { tflops, gbs })
+    }
+
+    /// The override typed as text (`"400"`, `" 2e3 "`; empty or blank: the table's figure),
+    /// checked as [`PeakOverride::checked`] does.
+    pub fn parse(tflops: &str, gbs: &str) -> Result<Self, PeakError> {
+        let number = |text: &str, figure: PeakFigure| -> Result<Option<f64>, PeakError> {
+            let t = text.trim();
+            if t.is_empty() {
+                return Ok(None);
+            }
+            t.parse::<f64>()
+                .map(Some)
+                .map_err(|_| PeakError::NotANumber {
+                    figure,
+                    text: t.to_string(),
+                })
+        };
+        Self::checked(
+            number(tflops, PeakFigure::Tflops)?,
+            number(gbs, PeakFigure::Gbs)?,
+        )
+    }
+
+    /// True when the user gave either figure.
+    pub fn is_set(&self) -> bool {
+        self.tflops.is_some() || self.gbs.is_some()
+    }
 }
 
 /// The peaks used for one device.
@@ -547,6 +623,45 @@ mod tests {
         let unknown = DevicePeaks::of("Mystery GPU", PeakOverride::default());
         assert!(unknown.source().starts_with("unknown device"));
         assert_eq!(unknown.flops_per_s(Precision::Fp32), None);
+    }
+
+    #[test]
+    fn overrides_are_numbers_greater_than_zero() {
+        let both = PeakOverride::checked(Some(400.0), Some(2000.0));
+        assert_eq!(
+            both,
+            Ok(PeakOverride {
+                tflops: Some(400.0),
+                gbs: Some(2000.0)
+            })
+        );
+        for bad in [0.0, -5.0, f64::NAN, f64::INFINITY] {
+            let e = PeakOverride::checked(Some(bad), None).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                "--peak-tflops must be a number greater than 0"
+            );
+            let e = PeakOverride::checked(None, Some(bad)).unwrap_err();
+            assert_eq!(e.to_string(), "--peak-gbs must be a number greater than 0");
+        }
+        // Typed text: blank is the table's figure, anything else must be a number.
+        assert_eq!(
+            PeakOverride::parse(" 400 ", ""),
+            Ok(PeakOverride {
+                tflops: Some(400.0),
+                gbs: None
+            })
+        );
+        assert_eq!(PeakOverride::parse("", "  "), Ok(PeakOverride::default()));
+        assert!(!PeakOverride::default().is_set());
+        assert_eq!(
+            PeakOverride::parse("fast", "").unwrap_err().to_string(),
+            "--peak-tflops must be a number greater than 0, not \"fast\""
+        );
+        assert_eq!(
+            PeakOverride::parse("400", "-1").unwrap_err().to_string(),
+            "--peak-gbs must be a number greater than 0"
+        );
     }
 
     #[test]
