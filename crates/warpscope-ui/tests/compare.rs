@@ -404,3 +404,63 @@ fn a_batch_sweep_charts_mfu_against_the_batch() {
         h.get_by_label_contains(&format!("#{} {}: MFU ", r + 1, run.label));
     }
 }
+
+/// A profile of `../shared/samples` (the public samples, not in the repository), or `None`
+/// where the checkout has none.
+fn shared(rel: &str) -> Option<Arc<Profile>> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/samples")
+        .join(rel);
+    if !path.exists() {
+        eprintln!("skipped: {} is not here", path.display());
+        return None;
+    }
+    let profile = warpscope_core::import_file(&path, &warpscope_core::Progress::new()).unwrap();
+    Some(Arc::new(profile))
+}
+
+/// An MI300X and an H100 run of BERT (`tests/compare_cli.rs` has the figures worked out from
+/// the traces): no GEMM name is shared, so the Kernels page cannot line them up, but the
+/// "Kernels by operator" page puts hipBLASLt's and cuBLAS's GEMMs on one `aten::addmm` row.
+#[test]
+fn amd_and_nvidia_kernels_meet_under_their_operator() {
+    let (Some(amd), Some(nvidia)) = (
+        shared("rocm/kineto_mi300x_bert_small.json.gz"),
+        shared("chrome-kineto/tracelens_h100_bert-small_with_stack.json.gz"),
+    ) else {
+        return;
+    };
+    let mut h = harness(state_of(vec![amd, nvidia]));
+    h.get_by_label("Kernels by operator").click();
+    h.run();
+    assert_eq!(h.state().page, ComparePage::ByOperator);
+    let table = h.state().table(ComparePage::ByOperator).unwrap().clone();
+    let titles: Vec<String> = table.columns.iter().map(|c| c.title.to_string()).collect();
+    let col = |prefix: &str, run: usize| {
+        titles
+            .iter()
+            .position(|t| t.starts_with(&format!("{prefix} #{run}")))
+            .unwrap_or_else(|| panic!("{prefix} #{run} in {titles:?}"))
+    };
+    let rows = h.state().visible_rows();
+    assert_eq!(rows.len(), 9);
+    let addmm = rows.iter().find(|r| r.name == "aten::addmm").unwrap();
+    assert_eq!(addmm.cells[col("Time", 1)].text(), format_duration(174_130));
+    assert_eq!(addmm.cells[col("Time", 2)].text(), format_duration(197_598));
+    assert_eq!(addmm.cells[col("Kernels", 1)].text(), "26");
+    assert_eq!(addmm.cells[col("Kernels", 2)].text(), "26");
+    assert!(
+        addmm.cells[col("Longest kernels", 1)]
+            .text()
+            .contains("Cijk_"),
+        "{:?}",
+        addmm.cells[col("Longest kernels", 1)].text()
+    );
+    // Selecting the operator highlights it in both runs' timelines.
+    h.state_mut().select(Some("aten::addmm".to_string()));
+    h.run();
+    assert!(h.state().selections.iter().all(|s| s.name.is_some()));
+    // Each figure of every run side by side: the two times first, then the ratio.
+    assert!(titles[2].starts_with("Time #1") && titles[3].starts_with("Time #2"));
+    assert!(titles[4].starts_with("× #2"), "{titles:?}");
+}

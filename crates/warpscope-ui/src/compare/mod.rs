@@ -25,7 +25,7 @@ mod totals;
 use charts::charts_ui;
 pub use charts::{per_step_series, run_color, top_kernels};
 pub use tables::{KERNEL_RUN_COLUMNS, KernelColumns, KernelToggle};
-use tables::{copy_table, kernel_table, op_table};
+use tables::{by_operator_table, copy_table, kernel_table, op_table};
 
 use crate::Selection;
 use crate::tables::{Row, SortBy, TableRows, filtered_sorted, rows_table_ui};
@@ -37,6 +37,9 @@ pub enum ComparePage {
     /// Per-kernel table.
     #[default]
     Kernels,
+    /// Kernels grouped by the framework operator that launched them: where runs on GPUs of
+    /// two vendors share no kernel name, the same operator's kernels still meet.
+    ByOperator,
     /// Copies by kind.
     Copies,
     /// CPU operators.
@@ -49,8 +52,9 @@ pub enum ComparePage {
 
 impl ComparePage {
     /// The pages in tab order.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 6] = [
         Self::Kernels,
+        Self::ByOperator,
         Self::Copies,
         Self::Ops,
         Self::Charts,
@@ -61,10 +65,24 @@ impl ComparePage {
     pub fn title(self) -> &'static str {
         match self {
             Self::Kernels => "Kernels",
+            Self::ByOperator => "Kernels by operator",
             Self::Copies => "Copies",
             Self::Ops => "CPU operators",
             Self::Charts => "Charts",
             Self::Timelines => "Timelines",
+        }
+    }
+
+    /// What the tab's tooltip says of the page, where its title does not say enough.
+    pub fn hint(self) -> Option<&'static str> {
+        match self {
+            Self::ByOperator => Some(
+                "Each run's kernels under the framework operator whose call launched them \
+                 (the innermost one around it), matched across runs by operator name: runs on \
+                 GPUs of two vendors (cuBLAS and hipBLASLt kernels) meet here although no \
+                 kernel name is shared (docs/analysis.md)",
+            ),
+            _ => None,
         }
     }
 
@@ -73,6 +91,7 @@ impl ComparePage {
             Self::Kernels => Some(0),
             Self::Copies => Some(1),
             Self::Ops => Some(2),
+            Self::ByOperator => Some(3),
             Self::Charts | Self::Timelines => None,
         }
     }
@@ -108,8 +127,8 @@ pub struct CompareState {
     pub timelines: Vec<TimelineState>,
     /// One selection per run (its highlighted name follows [`Self::selected`]).
     pub selections: Vec<Selection>,
-    tables: [TableRows; 3],
-    sort: [Option<SortBy>; 3],
+    tables: [TableRows; 4],
+    sort: [Option<SortBy>; 4],
     view: Vec<usize>,
     view_key: Option<(usize, String, Option<SortBy>, KernelColumns)>,
     /// The window shared by the timelines, relative to each run's alignment point, and the
@@ -133,6 +152,7 @@ impl CompareState {
             kernel_table(&comparison, kernel_columns),
             copy_table(&comparison),
             op_table(&comparison),
+            by_operator_table(&comparison),
         ];
         let timelines = profiles.iter().map(|p| TimelineState::new(p)).collect();
         let selections = vec![Selection::default(); profiles.len()];
@@ -147,7 +167,7 @@ impl CompareState {
             timelines,
             selections,
             tables,
-            sort: [None; 3],
+            sort: [None; 4],
             view: Vec::new(),
             view_key: None,
             linked: None,
@@ -189,7 +209,7 @@ impl CompareState {
             .collect()
     }
 
-    /// The table of `page` (kernels, copies or operators).
+    /// The table of `page` (kernels, kernels by operator, copies or operators).
     pub fn table(&self, page: ComparePage) -> Option<&TableRows> {
         page.table_index().map(|t| &self.tables[t])
     }
@@ -291,10 +311,16 @@ pub fn compare_ui(ui: &mut Ui, state: &mut CompareState, peaks: PeakOverride) {
     ui.separator();
     ui.horizontal(|ui| {
         for page in ComparePage::ALL {
-            if ui
-                .selectable_label(state.page == page, page.title())
-                .clicked()
-            {
+            // No run links kernels to operators (nvprof, Nsight Systems without NVTX ops).
+            if page == ComparePage::ByOperator && state.comparison.kernels_by_operator.is_empty() {
+                continue;
+            }
+            let tab = ui.selectable_label(state.page == page, page.title());
+            let tab = match page.hint() {
+                Some(hint) => tab.on_hover_text(hint),
+                None => tab,
+            };
+            if tab.clicked() {
                 state.page = page;
             }
         }
@@ -319,7 +345,9 @@ pub fn compare_ui(ui: &mut Ui, state: &mut CompareState, peaks: PeakOverride) {
     });
     ui.add_space(2.0);
     match state.page {
-        ComparePage::Kernels | ComparePage::Copies | ComparePage::Ops => page_table_ui(ui, state),
+        ComparePage::Kernels | ComparePage::ByOperator | ComparePage::Copies | ComparePage::Ops => {
+            page_table_ui(ui, state);
+        }
         ComparePage::Charts => charts_ui(ui, state),
         ComparePage::Timelines => timelines_ui(ui, state),
     }

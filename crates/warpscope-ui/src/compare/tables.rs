@@ -3,7 +3,7 @@
 //! cell it holds, so headers and cells are made from the same entry.
 
 use warpscope_core::analysis::compare::{
-    Aligned, Comparison, CopyStats, KernelRow, OpStats, Presence,
+    Aligned, Comparison, CopyStats, KernelRow, OpStats, OperatorKernels, Presence,
 };
 
 use crate::tables::{
@@ -230,40 +230,100 @@ const OP_RUN_COLUMNS: &[RunColumn<Aligned<OpStats>>] = &[
     RunColumn::vs_baseline("×", "CPU total in {run} over the baseline's", 70.0, ratio),
 ];
 
-/// The table of `items`: the `lead` columns, then the `per_run` columns for each run in order.
+const BY_OPERATOR_LEAD: &[ColumnDef<Aligned<OperatorKernels>>] = &[
+    ColumnDef::name(
+        "Operator",
+        "Framework operator whose call launched the kernels (matched across runs)",
+        |a| Cell::Text(a.name.clone()),
+    ),
+    ColumnDef::new(
+        "Status",
+        "Which runs have it (two runs: new / gone)",
+        110.0,
+        |a| Cell::Text(status(a, false)),
+    ),
+];
+
+const BY_OPERATOR_RUN_COLUMNS: &[RunColumn<Aligned<OperatorKernels>>] = &[
+    RunColumn::every(
+        "Time",
+        "Summed time of its kernels in {run}",
+        92.0,
+        |a, r| Cell::MaybeDurationNs(of_run(a, r).map(|s| s.total_ns)),
+    ),
+    RunColumn::vs_baseline("×", "Time in {run} over time in the baseline", 70.0, ratio),
+    RunColumn::every("Kernels", "Kernel executions in {run}", 74.0, |a, r| {
+        Cell::MaybeCount(of_run(a, r).map(|s| s.kernels))
+    }),
+    RunColumn::every(
+        "Longest kernels",
+        "The kernel names with the most time in {run}, longest first (and how many distinct \
+         names it ran)",
+        280.0,
+        |a, r| {
+            Cell::Text(of_run(a, r).map_or_else(
+                || "–".to_string(),
+                |s| {
+                    let names = s.top_kernels.join(" · ");
+                    if s.distinct_kernels > s.top_kernels.len() {
+                        format!("{} names: {names} …", s.distinct_kernels)
+                    } else {
+                        names
+                    }
+                },
+            ))
+        },
+    ),
+];
+
+/// How a table orders its per-run columns.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RunOrder {
+    /// Each run's columns together, run after run.
+    ByRun,
+    /// Each column for every run together (all runs' times side by side), column after column.
+    ByColumn,
+}
+
+/// The table of `items`: the `lead` columns, then the `per_run` columns of every run in
+/// `order`.
 fn run_table<R>(
     c: &Comparison,
     lead: &[ColumnDef<R>],
     per_run: &[&RunColumn<R>],
     items: &[R],
     selects_names: bool,
+    order: RunOrder,
 ) -> TableRows {
     let runs = c.runs.len();
-    let shown = |r: usize| {
-        per_run
+    // (column, run) in display order, leaving out columns measured against the baseline for
+    // the baseline itself.
+    let mut slots: Vec<(&RunColumn<R>, usize)> = match order {
+        RunOrder::ByRun => (0..runs)
+            .flat_map(|r| per_run.iter().map(move |&col| (col, r)))
+            .collect(),
+        RunOrder::ByColumn => per_run
             .iter()
-            .copied()
-            .filter(move |col| !(col.against_baseline && r == c.baseline))
+            .flat_map(|&col| (0..runs).map(move |r| (col, r)))
+            .collect(),
     };
+    slots.retain(|(col, r)| !(col.against_baseline && *r == c.baseline));
+    let labels: Vec<String> = (0..runs).map(|r| run_label(c, r)).collect();
     let mut columns: Vec<ColumnSpec> = lead.iter().map(ColumnDef::spec).collect();
-    for r in 0..runs {
-        let l = run_label(c, r);
-        columns.extend(shown(r).map(|col| {
-            ColumnSpec::new(
-                format!("{} {l}", col.title),
-                col.tip.replace("{run}", &l),
-                col.width,
-            )
-        }));
-    }
+    columns.extend(slots.iter().map(|(col, r)| {
+        let l = &labels[*r];
+        ColumnSpec::new(
+            format!("{} {l}", col.title),
+            col.tip.replace("{run}", l),
+            col.width,
+        )
+    }));
     let name_col = name_column(lead);
     let rows = items
         .iter()
         .map(|item| {
             let mut cells = cells_of(lead, item);
-            for r in 0..runs {
-                cells.extend(shown(r).map(|col| (col.cell)(item, r)));
-            }
+            cells.extend(slots.iter().map(|(col, r)| (col.cell)(item, *r)));
             Row::named_by(cells, name_col)
         })
         .collect();
@@ -283,19 +343,33 @@ pub fn kernel_table(c: &Comparison, shown: KernelColumns) -> TableRows {
         .filter(|t| t.is_shown(shown))
         .map(|t| &t.column)
         .collect();
-    run_table(c, KERNEL_LEAD, &per_run, &c.kernels, true)
+    run_table(c, KERNEL_LEAD, &per_run, &c.kernels, true, RunOrder::ByRun)
 }
 
 /// The copies by kind across runs.
 pub fn copy_table(c: &Comparison) -> TableRows {
     let per_run: Vec<_> = COPY_RUN_COLUMNS.iter().collect();
-    run_table(c, COPY_LEAD, &per_run, &c.copies, false)
+    run_table(c, COPY_LEAD, &per_run, &c.copies, false, RunOrder::ByRun)
 }
 
 /// The CPU operators across runs.
 pub fn op_table(c: &Comparison) -> TableRows {
     let per_run: Vec<_> = OP_RUN_COLUMNS.iter().collect();
-    run_table(c, OP_LEAD, &per_run, &c.ops, true)
+    run_table(c, OP_LEAD, &per_run, &c.ops, true, RunOrder::ByRun)
+}
+
+/// The kernels by launching operator across runs: each figure for every run side by side
+/// (the runs' kernel names differ, so the long name columns come last).
+pub fn by_operator_table(c: &Comparison) -> TableRows {
+    let per_run: Vec<_> = BY_OPERATOR_RUN_COLUMNS.iter().collect();
+    run_table(
+        c,
+        BY_OPERATOR_LEAD,
+        &per_run,
+        &c.kernels_by_operator,
+        true,
+        RunOrder::ByColumn,
+    )
 }
 
 /// The status of an aligned row: with two runs, `new` or `gone` against the baseline; with

@@ -56,7 +56,8 @@ pub struct KernelEntry {
     pub insight: Option<KernelInsight>,
     /// Share of all kernel time in the range, in percent.
     pub share_pct: f64,
-    /// Its FLOPs figures (its operators' split by time); `None` when unknown.
+    /// Its FLOPs figures (its operators' split by time over their arithmetic kernels); `None`
+    /// when unknown.
     pub flops: Option<FlopsFigures>,
 }
 

@@ -16,7 +16,8 @@ use crate::flops::{format_flops, peak_text};
 /// The tooltip of the FLOPs column.
 pub(super) const FLOPS_HINT: &str = "Floating-point operations from the operators' recorded \
      shapes, each piece of work counted once (docs/flops.md); a kernel gets its operator's, split \
-     by time. — : unknown (no shapes, or no formula)";
+     by time over the operator's kernels that do arithmetic (cuDNN's layout kernels and copies \
+     get 0). — : unknown (no shapes, or no formula)";
 /// The tooltip of the TFLOP/s column.
 pub(super) const TFLOPS_HINT: &str =
     "Achieved: FLOPs over the GPU time of the calls with known FLOPs";
