@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Independent reference for warpscope's AMD text importers, written from
-docs/formats_amd_text.md alone (standard library only).
+docs/formats.md section 14 alone (standard library only).
 
 For each file it prints the format it detected and, per the page's "What is counted": the
 number of kernels, copies (and sets) and API calls and their summed durations in integer ns.

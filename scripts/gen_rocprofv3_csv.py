@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes a big synthetic rocprofv3 run (kernel_trace.csv + hip_api_trace.csv, launches linked by
-Correlation_Id) for timing the AMD CSV reader (docs/formats_amd_text.md).
+Correlation_Id) for timing the AMD CSV reader (docs/formats.md §14).
 
     python3 scripts/gen_rocprofv3_csv.py OUT_DIR [KERNELS]    (default 1,000,000 kernels)
 """

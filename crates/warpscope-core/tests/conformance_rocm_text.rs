@@ -1,4 +1,4 @@
-//! Conformance of the AMD text importers (`docs/formats_amd_text.md`) over
+//! Conformance of the AMD text importers (`docs/formats.md` §14) over
 //! `../shared/samples/rocm` and the two AMD Kineto traces: the counts and sums of the
 //! independent reference `scripts/amd_reference_text.py`, to the ns; devices, lanes and launch
 //! details as the files give them; the `--stats` summaries against the traces they summarise;

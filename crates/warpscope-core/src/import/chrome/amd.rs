@@ -2,7 +2,7 @@
 //! AMD GPUs, the runtime is HIP, and the numbers differ. GPU events (`pid`, `args.device`) carry
 //! the HSA agent index, which counts the CPU agents first (the first GPU of a two-socket host
 //! is 2), while `deviceProperties[].id` and the `[memory]` instants' `Device Id` are HIP
-//! ordinals (0 for that same GPU). See `docs/formats_amd_text.md` ("Kineto on ROCm").
+//! ordinals (0 for that same GPU). See `docs/formats.md` §14.2 ("Kineto on ROCm").
 
 use rustc_hash::FxHashMap;
 

@@ -2,7 +2,7 @@
 //! summaries, rocprofv3's CSV traces (`kernel_trace.csv`, `memory_copy_trace.csv`,
 //! `hip_api_trace.csv` / `hip_runtime_trace.csv`) and `*_stats.csv`, and the Chrome JSON that
 //! rocprof v1 (`results.json`) and rocmProfileData (`rpd2tracing.py`) write. Formats, units and
-//! pitfalls: `docs/formats_amd_text.md`.
+//! pitfalls: `docs/formats.md` §14.
 //!
 //! - `mod.rs`: what a file is ([`sniff`]), the import of one file, of a directory or of a set
 //!   of files of one run ([`import_set`]);
