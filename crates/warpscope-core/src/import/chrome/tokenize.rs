@@ -303,6 +303,9 @@ pub(super) fn number_text<'a>(
     bad: &mut Option<&'static str>,
     field: &'static str,
 ) -> Result<Option<&'a [u8]>, SyntaxError> {
+    if let Some(n) = p.digit_number() {
+        return Ok(Some(n));
+    }
     Ok(match p.value()? {
         Value::Num(n) => Some(n),
         Value::Str(Cow::Borrowed(s)) => Some(s.trim().as_bytes()),
@@ -319,13 +322,15 @@ pub(super) fn raw_id<'a>(
     bad: &mut Option<&'static str>,
     field: &'static str,
 ) -> Result<Option<RawId<'a>>, SyntaxError> {
+    let number = |n: &[u8]| match json::int_from_text(n) {
+        Some(v) => RawId::Int(v),
+        None => RawId::Str(Cow::Owned(String::from_utf8_lossy(n).into_owned())),
+    };
+    if let Some(n) = p.digit_number() {
+        return Ok(Some(number(n)));
+    }
     Ok(match p.value()? {
-        Value::Num(n) => match json::int_from_text(n) {
-            Some(v) => Some(RawId::Int(v)),
-            None => Some(RawId::Str(Cow::Owned(
-                String::from_utf8_lossy(n).into_owned(),
-            ))),
-        },
+        Value::Num(n) => Some(number(n)),
         Value::Str(s) => Some(RawId::Str(s)),
         Value::Null => None,
         Value::Bool(_) | Value::Object(_) | Value::Array(_) => {

@@ -56,6 +56,40 @@ mod tests {
     }
 
     #[test]
+    fn digit_numbers_read_as_value_reads_them_and_nothing_else_is_consumed() {
+        for text in [
+            &b"0"[..],
+            b" 12.5,",
+            b"4475950336187.855}",
+            b"1e9]",
+            b"7-3",
+            b"-1",
+            b"-Infinity",
+            b"NaN",
+            b"\"12\"",
+            b"true",
+            b"+3",
+            b".5",
+            b"",
+        ] {
+            let mut fast = Parser::new(text);
+            let mut slow = Parser::new(text);
+            match fast.digit_number() {
+                Some(n) => {
+                    assert_eq!(slow.value().ok(), Some(Value::Num(n)), "{text:?}");
+                    assert_eq!(fast.offset(), slow.offset(), "{text:?}");
+                }
+                // Not a number starting with a digit: left for `value`, nothing consumed
+                // but whitespace.
+                None => assert!(
+                    !matches!(slow.value(), Ok(Value::Num(n)) if n[0].is_ascii_digit()),
+                    "{text:?}"
+                ),
+            }
+        }
+    }
+
+    #[test]
     fn keys_before_the_events_are_sent_whole_and_the_rest_streamed() {
         let text = br#"
 {"schemaVersion": 1, "deviceProperties": [{"id": 0}], "traceEvents": [

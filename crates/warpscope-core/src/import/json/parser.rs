@@ -265,6 +265,24 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// The number at the parser when it starts with a digit, as its text (what [`Parser::value`]
+    /// gives as [`Value::Num`] there), without building a [`Value`]: most numbers of a trace
+    /// (`ts`, `dur`, `pid`) are read this way, and a `Value` returned through the call stalled
+    /// on its copy. `None`, with nothing consumed, for anything else.
+    #[inline]
+    pub fn digit_number(&mut self) -> Option<&'a [u8]> {
+        if !self.peek()?.is_ascii_digit() {
+            return None;
+        }
+        let start = self.pos;
+        let len = self.buf[start..]
+            .iter()
+            .position(|&b| !NUMBER_BYTE[usize::from(b)])
+            .unwrap_or(self.buf.len() - start);
+        self.pos = start + len;
+        Some(&self.buf[start..self.pos])
+    }
+
     /// Parses any value.
     pub fn value(&mut self) -> Result<Value<'a>, SyntaxError> {
         match self.peek() {
