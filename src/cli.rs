@@ -576,12 +576,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             format,
         }) => {
             let over = peaks.over()?;
-            let profile = load(&file, cli.common)?;
-            warn_beside(&profile, format);
-            let (time_range, analyzed) = analysis_range(&profile, &file, range.as_deref(), step)?;
+            // Checked before the file is read: a bad argument costs no import.
             if !(kernel_wait_us.is_finite() && kernel_wait_us >= 0.0) {
                 anyhow::bail!("--kernel-wait-us must be a number of microseconds, 0 or more");
             }
+            let profile = load(&file, cli.common)?;
+            warn_beside(&profile, format);
+            let (time_range, analyzed) = analysis_range(&profile, &file, range.as_deref(), step)?;
             let opts = warpscope_core::analysis::AnalyzeOptions {
                 top_gaps: top,
                 #[allow(clippy::cast_possible_truncation)]

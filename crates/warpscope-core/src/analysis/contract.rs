@@ -323,8 +323,13 @@ fn flops_finding_json<'a>(p: &'a Profile, f: &'a FlopsFinding) -> FindingJson<'a
         time_ns: f.time_ns,
         at_stake_basis: f.at_stake_basis.as_str(),
         message: &f.message,
-        events: f.events.iter().map(|&e| EventJson::of(p, e)).collect(),
+        events: events_json(p, &f.events),
     }
+}
+
+/// The events a finding names, as the document writes them.
+fn events_json<'a>(p: &'a Profile, events: &[EventRef]) -> Vec<EventJson<'a>> {
+    events.iter().map(|&e| EventJson::of(p, e)).collect()
 }
 
 /// The name of the operator `e`, if any.
@@ -349,7 +354,7 @@ impl<'a> AnalyzeJson<'a> {
                 time_ns: f.time_ns,
                 at_stake_basis: f.at_stake_basis.as_str(),
                 message: &f.message,
-                events: f.events.iter().map(|&e| EventJson::of(p, e)).collect(),
+                events: events_json(p, &f.events),
             })
             .collect();
         findings.extend(flops.findings.iter().map(|f| flops_finding_json(p, f)));

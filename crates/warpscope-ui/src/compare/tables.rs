@@ -172,16 +172,22 @@ pub const KERNEL_RUN_COLUMNS: &[KernelToggle] = &[
     },
 ];
 
-const COPY_LEAD: &[ColumnDef<Aligned<CopyStats>>] = &[
-    ColumnDef::name("Kind", "Direction of the copy, or set", |a| {
-        Cell::Text(a.name.clone())
-    }),
+/// The status column of the tables of aligned rows without NCCL marks (copies, operators,
+/// kernels by operator).
+const fn status_column<T>() -> ColumnDef<Aligned<T>> {
     ColumnDef::new(
         "Status",
         "Which runs have it (two runs: new / gone)",
         110.0,
         |a| Cell::Text(status(a, false)),
-    ),
+    )
+}
+
+const COPY_LEAD: &[ColumnDef<Aligned<CopyStats>>] = &[
+    ColumnDef::name("Kind", "Direction of the copy, or set", |a| {
+        Cell::Text(a.name.clone())
+    }),
+    status_column(),
 ];
 
 const COPY_RUN_COLUMNS: &[RunColumn<Aligned<CopyStats>>] = &[
@@ -203,12 +209,7 @@ const OP_LEAD: &[ColumnDef<Aligned<OpStats>>] = &[
     ColumnDef::name("Operator", "Framework operator", |a| {
         Cell::Text(a.name.clone())
     }),
-    ColumnDef::new(
-        "Status",
-        "Which runs have it (two runs: new / gone)",
-        110.0,
-        |a| Cell::Text(status(a, false)),
-    ),
+    status_column(),
 ];
 
 const OP_RUN_COLUMNS: &[RunColumn<Aligned<OpStats>>] = &[
@@ -236,12 +237,7 @@ const BY_OPERATOR_LEAD: &[ColumnDef<Aligned<OperatorKernels>>] = &[
         "Framework operator whose call launched the kernels (matched across runs)",
         |a| Cell::Text(a.name.clone()),
     ),
-    ColumnDef::new(
-        "Status",
-        "Which runs have it (two runs: new / gone)",
-        110.0,
-        |a| Cell::Text(status(a, false)),
-    ),
+    status_column(),
 ];
 
 const BY_OPERATOR_RUN_COLUMNS: &[RunColumn<Aligned<OperatorKernels>>] = &[

@@ -59,6 +59,8 @@ pub struct KernelShare {
     /// True for a kernel that does its owner's arithmetic (not a copy, a set or a layout
     /// kernel: [`moves_data_only`]).
     pub arith: bool,
+    /// The precision the kernel's name states ([`precision_of_kernel`]), if any.
+    pub stated: Option<Precision>,
 }
 
 /// The operator calls of a profile with their FLOPs and the GPU work each owns.
@@ -104,14 +106,7 @@ impl Attribution {
     /// counted.
     pub fn share_flops(&self, k: &KernelShare) -> Option<f64> {
         let c = self.calls.get(k.call as usize)?;
-        let flops = c.counted_flops()?;
-        if c.arith_gpu_ns <= 0 {
-            share(flops, k.dur_ns, c.gpu_ns)
-        } else if k.arith {
-            share(flops, k.dur_ns, c.arith_gpu_ns)
-        } else {
-            Some(0.0)
-        }
+        split(c, k, c.counted_flops()?, Some(0.0))
     }
 
     /// The bytes of share `k`, split as its FLOPs: the operator's inputs and outputs are what
@@ -119,14 +114,20 @@ impl Attribution {
     /// moves is not known from the shapes (`None`).
     pub fn share_bytes(&self, k: &KernelShare) -> Option<f64> {
         let c = self.calls.get(k.call as usize)?;
-        let bytes = c.counted_bytes()?;
-        if c.arith_gpu_ns <= 0 {
-            share(bytes, k.dur_ns, c.gpu_ns)
-        } else if k.arith {
-            share(bytes, k.dur_ns, c.arith_gpu_ns)
-        } else {
-            None
-        }
+        split(c, k, c.counted_bytes()?, None)
+    }
+}
+
+/// `total`, a figure of call `c`, split for share `k` (section 4): by time over the call's
+/// arithmetic kernels, `other` for its other work, by time over all its work where it has no
+/// arithmetic kernel.
+fn split(c: &OpCall, k: &KernelShare, total: u64, other: Option<f64>) -> Option<f64> {
+    if c.arith_gpu_ns <= 0 {
+        share(total, k.dur_ns, c.gpu_ns)
+    } else if k.arith {
+        share(total, k.dur_ns, c.arith_gpu_ns)
+    } else {
+        other
     }
 }
 
@@ -328,7 +329,7 @@ pub fn attribute(profile: &Profile, range: TimeRange) -> Attribution {
         })
         .collect();
     let mut owned: Vec<Owned> = Vec::new();
-    let mut shares: Vec<(EventRef, EventRef, i64, bool)> = Vec::new();
+    let mut shares: Vec<(EventRef, EventRef, i64, bool, Option<Precision>)> = Vec::new();
     // The precision each kernel name states, and whether it moves data only, looked at once
     // per name.
     let mut named: FxHashMap<StrId, (Option<Precision>, bool)> = FxHashMap::default();
@@ -376,7 +377,7 @@ pub fn attribute(profile: &Profile, range: TimeRange) -> Attribution {
             entry.first_ns = Some(g.start_ns[gi]);
             entry.device = device;
         }
-        let mut arith = false;
+        let (mut arith, mut stated) = (false, None);
         if g.kind[gi] == EventKind::Kernel {
             let name = g.name[gi];
             let (p, data_only) = *named.entry(name).or_insert_with(|| {
@@ -388,7 +389,7 @@ pub fn attribute(profile: &Profile, range: TimeRange) -> Attribution {
             {
                 entry.longest = Some((dur_ns, p));
             }
-            arith = !data_only;
+            (arith, stated) = (!data_only, p);
         }
         if arith {
             entry.arith_ns = entry.arith_ns.saturating_add(dur_ns);
@@ -397,7 +398,7 @@ pub fn attribute(profile: &Profile, range: TimeRange) -> Attribution {
             track: flow.from.track,
             index: o,
         };
-        shares.push((flow.to, owner, dur_ns, arith));
+        shares.push((flow.to, owner, dur_ns, arith, stated));
     }
     let mut calls: Vec<OpCall> = Vec::new();
     for (t, count) in counts.iter().enumerate() {
@@ -442,13 +443,14 @@ pub fn attribute(profile: &Profile, range: TimeRange) -> Attribution {
     // `calls` is in event order; the shares point at calls by position.
     let mut kernels: Vec<KernelShare> = shares
         .into_iter()
-        .filter_map(|(kernel, owner, dur_ns, arith)| {
+        .filter_map(|(kernel, owner, dur_ns, arith, stated)| {
             let call = calls.binary_search_by_key(&owner, |c| c.event).ok()?;
             Some(KernelShare {
                 kernel,
                 call: u32::try_from(call).ok()?,
                 dur_ns,
                 arith,
+                stated,
             })
         })
         .collect();

@@ -240,8 +240,6 @@ pub fn kernel_rows(
     peaks: &FxHashMap<u32, DevicePeaks>,
 ) -> Vec<WorkRow> {
     let mut by_name: FxHashMap<StrId, RowSums> = FxHashMap::default();
-    // The precision a kernel name states, looked at once per name.
-    let mut stated: FxHashMap<StrId, Option<Precision>> = FxHashMap::default();
     for k in &att.kernels {
         let Some(c) = att.calls.get(k.call as usize) else {
             continue;
@@ -251,11 +249,7 @@ pub fn kernel_rows(
         sums.family = sums.family.or(c.work.map(|w| w.family));
         let flops = whole(att.share_flops(k));
         let bytes = whole(att.share_bytes(k));
-        let precision = stated
-            .entry(name)
-            .or_insert_with(|| super::peaks::precision_of_kernel(profile.str(name)))
-            .or(c.precision);
-        sums.add(flops, bytes, k.dur_ns, precision, c.device);
+        sums.add(flops, bytes, k.dur_ns, k.stated.or(c.precision), c.device);
     }
     finish_rows(profile, by_name, peaks)
 }

@@ -171,22 +171,10 @@ impl ChromeState {
 
     /// The tool version of a ROCm trace: `HIP runtime 6.4.43483, roctracer 4.1`.
     pub(super) fn rocm_tool_version(&self) -> Option<String> {
-        let detail = |k: &str| {
-            self.b
-                .source
-                .details
-                .iter()
-                .find(|(key, _)| key == k)
-                .map(|(_, v)| v.clone())
-        };
-        let mut parts = Vec::new();
-        if let Some(v) = detail("hip_runtime_version") {
-            parts.push(format!("HIP runtime {v}"));
-        }
-        if let Some(v) = detail("roctracer_version") {
-            parts.push(format!("roctracer {v}"));
-        }
-        (!parts.is_empty()).then(|| parts.join(", "))
+        self.versions(&[
+            ("hip_runtime_version", "HIP runtime"),
+            ("roctracer_version", "roctracer"),
+        ])
     }
 }
 

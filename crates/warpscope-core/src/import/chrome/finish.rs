@@ -498,26 +498,28 @@ impl ChromeState {
         }
     }
 
+    /// The versions the trace's details hold among `keys`, each after its label, joined:
+    /// `CUDA runtime 13000, CUPTI 130001`; `None` when it holds none of them.
+    pub(super) fn versions(&self, keys: &[(&str, &str)]) -> Option<String> {
+        let parts: Vec<String> = keys
+            .iter()
+            .filter_map(|(key, label)| {
+                let (_, v) = self.b.source.details.iter().find(|(k, _)| k == key)?;
+                Some(format!("{label} {v}"))
+            })
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+
     pub(super) fn describe_tool(&mut self) {
         if self.is_kineto {
             self.b.source.tool = "PyTorch profiler (Kineto)".to_string();
-            let detail = |k: &str| {
-                self.b
-                    .source
-                    .details
-                    .iter()
-                    .find(|(key, _)| key == k)
-                    .map(|(_, v)| v.clone())
-            };
-            let mut parts = Vec::new();
-            if let Some(v) = detail("cuda_runtime_version") {
-                parts.push(format!("CUDA runtime {v}"));
-            }
-            if let Some(v) = detail("cupti_version") {
-                parts.push(format!("CUPTI {v}"));
-            }
-            if !parts.is_empty() {
-                self.b.source.tool_version = Some(parts.join(", "));
+            let cuda = self.versions(&[
+                ("cuda_runtime_version", "CUDA runtime"),
+                ("cupti_version", "CUPTI"),
+            ]);
+            if cuda.is_some() {
+                self.b.source.tool_version = cuda;
             }
             if let Some(rocm) = self.rocm_tool_version() {
                 self.b.source.tool = "PyTorch profiler (Kineto, ROCm)".to_string();

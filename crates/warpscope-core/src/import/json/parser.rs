@@ -274,13 +274,19 @@ impl<'a> Parser<'a> {
         if !self.peek()?.is_ascii_digit() {
             return None;
         }
+        Some(self.number_bytes())
+    }
+
+    /// The run of number bytes (`0-9 + - . e E`) at the parser, consumed.
+    #[inline]
+    fn number_bytes(&mut self) -> &'a [u8] {
         let start = self.pos;
         let len = self.buf[start..]
             .iter()
             .position(|&b| !NUMBER_BYTE[usize::from(b)])
             .unwrap_or(self.buf.len() - start);
         self.pos = start + len;
-        Some(&self.buf[start..self.pos])
+        &self.buf[start..self.pos]
     }
 
     /// Parses any value.
@@ -303,13 +309,7 @@ impl<'a> Parser<'a> {
             Some(b'f') => self.literal(b"false", Value::Bool(false)),
             Some(b'n') => self.literal(b"null", Value::Null),
             Some(b'-' | b'0'..=b'9' | b'+' | b'.') => {
-                let start = self.pos;
-                let len = self.buf[start..]
-                    .iter()
-                    .position(|&b| !NUMBER_BYTE[usize::from(b)])
-                    .unwrap_or(self.buf.len() - start);
-                self.pos = start + len;
-                let text = &self.buf[start..self.pos];
+                let text = self.number_bytes();
                 if text == b"-" {
                     // `-Infinity`
                     if self.buf[self.pos..].starts_with(b"Infinity") {

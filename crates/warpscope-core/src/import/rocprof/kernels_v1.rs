@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::table::Table;
+use super::table::{Row, Table};
 use crate::builder::ProfileBuilder;
 use crate::import::ImportError;
 use crate::model::{GpuLane, KernelInfo, TrackKey};
@@ -29,6 +29,56 @@ pub(super) fn workgroups(grid_items: u32, workgroup: u32) -> u32 {
     grid_items.div_ceil(workgroup)
 }
 
+/// The columns of a kernel's resources (registers, LDS, scratch, wave size), under the names
+/// rocprof v1 or rocprofv3 gives them.
+pub(super) struct ResourceColumns {
+    lds: Option<usize>,
+    scratch: Option<usize>,
+    vgpr: Option<usize>,
+    agpr: Option<usize>,
+    sgpr: Option<usize>,
+    wave: Option<usize>,
+}
+
+impl ResourceColumns {
+    /// rocprof v1's `results.csv` names.
+    pub(super) fn v1<R: Read>(t: &Table<R>) -> Self {
+        Self {
+            lds: t.column("lds"),
+            scratch: t.column("scr"),
+            vgpr: t.any_column(&["arch_vgpr", "vgpr"]),
+            agpr: t.column("accum_vgpr"),
+            sgpr: t.column("sgpr"),
+            wave: t.column("wave_size"),
+        }
+    }
+
+    /// rocprofv3's kernel-trace CSV names (ROCm 6 and 7).
+    pub(super) fn v3<R: Read>(t: &Table<R>) -> Self {
+        Self {
+            lds: t.any_column(&["LDS_Block_Size", "Group_Segment_Size"]),
+            scratch: t.any_column(&["Scratch_Size", "Private_Segment_Size"]),
+            vgpr: t.any_column(&["Arch_VGPR_Count", "VGPR_Count"]),
+            agpr: t.column("Accum_VGPR_Count"),
+            sgpr: t.column("SGPR_Count"),
+            wave: t.column("Wave_Size"),
+        }
+    }
+
+    /// The kernel's resources in `row`; every other field of the info is its default.
+    pub(super) fn info(&self, row: &Row<'_>) -> KernelInfo {
+        KernelInfo {
+            registers_per_thread: row.u32(self.vgpr),
+            accum_registers: row.u32(self.agpr),
+            scalar_registers: row.u32(self.sgpr),
+            wave_size: row.u32(self.wave),
+            static_shared_bytes: row.u64(self.lds),
+            scratch_bytes: row.u64(self.scratch),
+            ..KernelInfo::default()
+        }
+    }
+}
+
 /// Reads the kernel rows into `b`; returns the bytes read.
 pub(super) fn read(
     input: impl Read,
@@ -44,12 +94,7 @@ pub(super) fn read(
     let queue = t.column("queue-id");
     let grd = t.column("grd");
     let wgr = t.column("wgr");
-    let lds = t.column("lds");
-    let scr = t.column("scr");
-    let vgpr = t.any_column(&["arch_vgpr", "vgpr"]);
-    let agpr = t.column("accum_vgpr");
-    let sgpr = t.column("sgpr");
-    let wave = t.column("wave_size");
+    let resources = ResourceColumns::v1(&t);
     let complete = t.column("CompleteNs");
     let (mut skipped, mut early_complete) = (0u64, 0u64);
     while let Some(row) = t.next_row(path)? {
@@ -68,19 +113,10 @@ pub(super) fn read(
                 .u32(grd)
                 .map(|g| [workgroups(g, block.unwrap_or(0)), 1, 1]),
             block: block.map(|w| [w, 1, 1]),
-            registers_per_thread: row.u32(vgpr),
-            accum_registers: row.u32(agpr),
-            scalar_registers: row.u32(sgpr),
-            wave_size: row.u32(wave),
-            static_shared_bytes: row.int(lds).and_then(|v| u64::try_from(v).ok()),
-            scratch_bytes: row.int(scr).and_then(|v| u64::try_from(v).ok()),
-            ..KernelInfo::default()
+            ..resources.info(&row)
         };
         let device = row.u32(gpu).unwrap_or(0);
-        let stream = row
-            .int(queue)
-            .and_then(|q| u64::try_from(q).ok())
-            .unwrap_or(0);
+        let stream = row.u64(queue).unwrap_or(0);
         let name = b.intern(kernel_name(name));
         let track = queue_track(b, device, stream);
         b.push_kernel(

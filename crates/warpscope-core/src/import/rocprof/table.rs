@@ -142,6 +142,11 @@ impl Row<'_> {
     pub(super) fn u32(&self, col: Option<usize>) -> Option<u32> {
         u32::try_from(self.int(col)?).ok()
     }
+
+    /// The unsigned integer in column `col`.
+    pub(super) fn u64(&self, col: Option<usize>) -> Option<u64> {
+        u64::try_from(self.int(col)?).ok()
+    }
 }
 
 /// An integer cell: decimal, `0x` hex, or a decimal with a zero fraction (`65624351.000000`);

@@ -6,7 +6,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use super::kernels_v1::{kernel_name, queue_track, workgroups};
+use super::kernels_v1::{ResourceColumns, kernel_name, queue_track, workgroups};
 use super::table::{Row, Table};
 use crate::builder::ProfileBuilder;
 use crate::import::ImportError;
@@ -102,9 +102,7 @@ impl Columns {
 
     /// The correlation id of a row (0, which rocprofv3 writes for none, is none).
     fn correlation(&self, row: &Row<'_>) -> Option<u64> {
-        row.int(self.correlation)
-            .and_then(|c| u64::try_from(c).ok())
-            .filter(|&c| c != 0)
+        row.u64(self.correlation).filter(|&c| c != 0)
     }
 }
 
@@ -136,12 +134,7 @@ fn kernels<R: Read>(
         t.column("Grid_Size_Y"),
         t.column("Grid_Size_Z"),
     ];
-    let lds = t.any_column(&["LDS_Block_Size", "Group_Segment_Size"]);
-    let scratch = t.any_column(&["Scratch_Size", "Private_Segment_Size"]);
-    let vgpr = t.any_column(&["Arch_VGPR_Count", "VGPR_Count"]);
-    let agpr = t.column("Accum_VGPR_Count");
-    let sgpr = t.column("SGPR_Count");
-    let wave = t.column("Wave_Size");
+    let resources = ResourceColumns::v3(t);
     let mut skipped = 0;
     while let Some(row) = t.next_row(path)? {
         let (Some(name), Some((start_ns, dur_ns))) = (row.text(name_col), cols.span(&row)) else {
@@ -163,20 +156,11 @@ fn kernels<R: Read>(
                 ]
             }),
             block,
-            registers_per_thread: row.u32(vgpr),
-            accum_registers: row.u32(agpr),
-            scalar_registers: row.u32(sgpr),
-            wave_size: row.u32(wave),
-            static_shared_bytes: row.int(lds).and_then(|v| u64::try_from(v).ok()),
-            scratch_bytes: row.int(scratch).and_then(|v| u64::try_from(v).ok()),
             correlation: cols.correlation(&row),
-            ..KernelInfo::default()
+            ..resources.info(&row)
         };
         let device = row.u32(agent).unwrap_or(0);
-        let stream = row
-            .int(queue)
-            .and_then(|q| u64::try_from(q).ok())
-            .unwrap_or(0);
+        let stream = row.u64(queue).unwrap_or(0);
         let name = b.intern(kernel_name(name));
         let track = queue_track(b, device, stream);
         b.push_kernel(track, start_ns, dur_ns, name, info, 0);
@@ -235,13 +219,13 @@ fn copies<R: Read>(
         };
         let info = CopyInfo {
             kind,
-            bytes: row.int(size).and_then(|v| u64::try_from(v).ok()),
+            bytes: row.u64(size),
             src_kind,
             dst_kind,
             correlation: cols.correlation(&row),
             external_id: None,
         };
-        let track = match row.int(lane).and_then(|q| u64::try_from(q).ok()) {
+        let track = match row.u64(lane) {
             Some(queue) => queue_track(b, device, queue),
             None => copy_track(b, device),
         };
